@@ -1,0 +1,224 @@
+#include "ir/Evaluate.h"
+
+#include "ir/IR.h"
+#include "ir/Printer.h"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <llvm/Support/raw_ostream.h>
+
+namespace ppc::ir {
+
+std::optional<double> Evaluation::valueOf(const Value *v) const {
+  auto it = values.find(v);
+  if (it == values.end())
+    return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+std::optional<double> operandValue(const Operand &o, const Evaluation &ev) {
+  if (o.isLiteral())
+    return o.literal();
+  if (!o.indices.empty())
+    return std::nullopt;
+  return ev.valueOf(o.value);
+}
+
+std::string showOperand(const Operand &o, const Evaluation &ev) {
+  std::string s = toString(o);
+  if (o.isValue())
+    if (auto v = operandValue(o, ev)) {
+      std::string num = formatDouble(*v);
+      if (o.value->type.kind == TypeKind::Long)
+        num = std::to_string(static_cast<int64_t>(*v));
+      s = s.substr(1) + " = " + num;
+    }
+  return s;
+}
+
+bool parseParamValue(const std::string &text, TypeKind kind, double &out) {
+  const char *b = text.data(), *e = text.data() + text.size();
+  if (kind == TypeKind::Long) {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc() || p != e)
+      return false;
+    out = double(v);
+    return true;
+  }
+  auto [p, ec] = std::from_chars(b, e, out);
+  return ec == std::errc() && p == e && std::isfinite(out);
+}
+
+} // namespace
+
+std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, std::string> &assignments,
+                                   bool requireAll, DiagnosticEngine &diags) {
+  Evaluation ev;
+  unsigned errorsBefore = diags.errorCount();
+  for (const auto &[name, text] : assignments) {
+    const Param *p = m.findParam(name);
+    if (!p) {
+      std::string names;
+      for (const Param &q : m.params)
+        names += (names.empty() ? "" : ", ") + q.value->name;
+      diags.error("-p " + name + "=" + text + ": model " + m.name + " has no parameter '" + name + "'" +
+                  (names.empty() ? " (it has none)" : " (parameters: " + names + ")"));
+      continue;
+    }
+    double v = 0;
+    if (!parseParamValue(text, p->value->type.kind, v)) {
+      diags.error("-p " + name + "=" + text + ": parameter '" + name + "' is a " +
+                  (p->value->type.kind == TypeKind::Long ? "Long; expected an integer" : "Double; expected a finite number"));
+      continue;
+    }
+    ev.values[p->value] = v;
+  }
+  for (const Param &p : m.params) {
+    if (ev.values.count(p.value))
+      continue;
+    if (p.defaultValue)
+      ev.values[p.value] = *p.defaultValue;
+    else
+      ev.unbound.push_back(p.value->name);
+  }
+  if (requireAll && !ev.unbound.empty()) {
+    std::string names;
+    for (const std::string &n : ev.unbound)
+      names += (names.empty() ? "" : ", ") + n;
+    diags.error("model " + m.name + " needs values for: " + names + " (give them with -p NAME=VALUE)");
+  }
+
+  for (const auto &opPtr : m.body.ops) {
+    const Op &op = *opPtr;
+    if (op.isDeterministic()) {
+      std::optional<double> a = operandValue(op.operands[0], ev);
+      std::optional<double> b = op.operands.size() > 1 ? operandValue(op.operands[1], ev) : 0.0;
+      if (!a || !b)
+        continue;
+      bool isLong = op.result()->type.kind == TypeKind::Long;
+      double r = 0;
+      switch (op.kind) {
+      case OpKind::Add: r = *a + *b; break;
+      case OpKind::Sub: r = *a - *b; break;
+      case OpKind::Mul: r = *a * *b; break;
+      case OpKind::Neg: r = -*a; break;
+      case OpKind::Div:
+        if (*b == 0) {
+          diags.error(op.loc, "division by zero (" + showOperand(op.operands[1], ev) + ")");
+          continue;
+        }
+        r = isLong ? std::trunc(*a / *b) : *a / *b;
+        break;
+      default: break;
+      }
+      ev.values[op.result()] = r;
+    } else if (op.kind == OpKind::Plate && op.plateKind != Op::PlateKind::Data) {
+      std::optional<double> lo = operandValue(op.operands[0], ev), hi = operandValue(op.operands[1], ev);
+      if (!lo || !hi)
+        continue;
+      double size = *hi - *lo + (op.plateKind == Op::PlateKind::To ? 1 : 0);
+      if (size < 0) {
+        diags.error(op.loc, "plate " + showOperand(op.operands[0], ev) +
+                                (op.plateKind == Op::PlateKind::To ? " to " : " until ") +
+                                showOperand(op.operands[1], ev) + " has a negative number of elements");
+        continue;
+      }
+      ev.plateSizes[op.result()] = static_cast<int64_t>(size);
+    }
+  }
+
+  // Constant arguments of factors, now that parameters have values.
+  walk(m.body, [&](const Op &op) {
+    if (!op.isRandom())
+      return;
+    const FamilySpec &spec = familySpec(op.family);
+    for (size_t i = 0; i < op.operands.size() && i < spec.params.size(); ++i) {
+      const Operand &o = op.operands[i];
+      if (!o.isValue() || !o.value->type.isDeterministic())
+        continue;
+      std::optional<double> v = operandValue(o, ev);
+      if (!v)
+        continue;
+      const ParamSpec &p = spec.params[i];
+      bool good = std::isfinite(*v);
+      switch (p.constant) {
+      case ConstantDomain::Positive: good = good && *v > 0; break;
+      case ConstantDomain::Probability: good = good && *v >= 0 && *v <= 1; break;
+      case ConstantDomain::Dimension: good = good && *v >= 1; break;
+      default: break;
+      }
+      if (!good)
+        diags.error(op.loc, std::string(spec.spelling) + " " + std::string(p.name) + " must be " +
+                                describeAccepted(p) + "; got " + showOperand(o, ev));
+    }
+  });
+  if (diags.errorCount() != errorsBefore)
+    return std::nullopt;
+  return ev;
+}
+
+void printPlateTree(const Module &m, const Evaluation *ev, llvm::raw_ostream &os) {
+  // Each random variable lives at the path of plates it is an array over.
+  struct Node {
+    const Value *plate = nullptr;
+    std::vector<std::unique_ptr<Node>> children;
+    std::vector<const Op *> vars;
+  };
+  Node root;
+  walk(m.body, [&](const Op &op) {
+    if (!op.isRandom())
+      return;
+    Node *n = &root;
+    for (const Value *p : op.result()->dims) {
+      Node *next = nullptr;
+      for (auto &c : n->children)
+        if (c->plate == p)
+          next = c.get();
+      if (!next) {
+        n->children.push_back(std::make_unique<Node>());
+        next = n->children.back().get();
+        next->plate = p;
+      }
+      n = next;
+    }
+    n->vars.push_back(&op);
+  });
+
+  std::function<void(const Node &, unsigned, std::optional<int64_t>)> print =
+      [&](const Node &n, unsigned depth, std::optional<int64_t> flat) {
+        std::string pad(2 * depth, ' ');
+        for (const Op *op : n.vars) {
+          os << pad << "  %" << op->result()->name << " : " << familySpec(op->family).spelling << " "
+             << toString(op->result()->type) << (op->observed ? " observed" : "") << "\n";
+        }
+        for (const auto &c : n.children) {
+          const Op &p = *c->plate->def;
+          std::optional<int64_t> size, childFlat;
+          std::string sizeText;
+          if (p.plateKind == Op::PlateKind::Data) {
+            sizeText = c->plate->dims.empty() ? "size from data" : "ragged, sizes from data";
+          } else {
+            if (ev)
+              if (auto it = ev->plateSizes.find(c->plate); it != ev->plateSizes.end())
+                size = it->second;
+            sizeText = toString(p.operands[0]) + (p.plateKind == Op::PlateKind::Until ? " until " : " to ") +
+                       toString(p.operands[1]);
+            if (size)
+              sizeText += ", size " + std::to_string(*size);
+          }
+          if (size && flat)
+            childFlat = *size * *flat;
+          os << pad << "  plate %" << c->plate->name << " (" << sizeText << "; flattened "
+             << (childFlat ? std::to_string(*childFlat) : std::string("from data")) << ")\n";
+          print(*c, depth + 1, childFlat);
+        }
+      };
+  os << "TOPLEVEL (size 1)\n";
+  print(root, 0, 1);
+}
+
+} // namespace ppc::ir

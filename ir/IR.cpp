@@ -1,0 +1,131 @@
+#include "ir/IR.h"
+
+namespace ppc::ir {
+
+TypeKind supportType(Support s) {
+  switch (s) {
+  case Support::Simplex: return TypeKind::Simplex;
+  case Support::Unit: return TypeKind::Unit;
+  case Support::Cat: return TypeKind::Cat;
+  case Support::Bool: return TypeKind::Bool;
+  case Support::Positive: return TypeKind::Positive;
+  case Support::Count: return TypeKind::Count;
+  case Support::Real: return TypeKind::Real;
+  }
+  return TypeKind::None;
+}
+
+std::string_view typeKeyword(TypeKind k) {
+  switch (k) {
+  case TypeKind::None: return "none";
+  case TypeKind::Long: return "long";
+  case TypeKind::Double: return "double";
+  case TypeKind::Plate: return "plate";
+  case TypeKind::Index: return "index";
+  case TypeKind::Simplex: return "simplex";
+  case TypeKind::Unit: return "unit";
+  case TypeKind::Cat: return "cat";
+  case TypeKind::Bool: return "bool";
+  case TypeKind::Positive: return "positive";
+  case TypeKind::Count: return "count";
+  case TypeKind::Real: return "real";
+  }
+  return "?";
+}
+
+std::string_view opKindName(OpKind k) {
+  switch (k) {
+  case OpKind::Plate: return "plate";
+  case OpKind::For: return "for";
+  case OpKind::If: return "if";
+  case OpKind::Match: return "match";
+  case OpKind::Yield: return "yield";
+  case OpKind::Add: return "add";
+  case OpKind::Sub: return "sub";
+  case OpKind::Mul: return "mul";
+  case OpKind::Div: return "div";
+  case OpKind::Neg: return "neg";
+  case OpKind::Random: return "random";
+  }
+  return "?";
+}
+
+std::optional<OpKind> detOpFromName(std::string_view name) {
+  for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Neg})
+    if (opKindName(k) == name)
+      return k;
+  return std::nullopt;
+}
+
+std::string_view Op::name() const {
+  return kind == OpKind::Random ? familySpec(family).irName : opKindName(kind);
+}
+
+Op *Region::terminator() const {
+  if (ops.empty() || ops.back()->kind != OpKind::Yield)
+    return nullptr;
+  return ops.back().get();
+}
+
+Module::Module() { body.parent = nullptr; }
+
+std::string Module::uniqueName(std::string_view hint) const {
+  std::string base(hint.empty() ? "v" : hint);
+  if (!byName_.count(base))
+    return base;
+  for (unsigned i = 1;; ++i) {
+    std::string candidate = base + "." + std::to_string(i);
+    if (!byName_.count(candidate))
+      return candidate;
+  }
+}
+
+Value *Module::newValue(std::string_view hint, Type type) {
+  Value &v = values_.emplace_back();
+  v.name = uniqueName(hint);
+  v.type = type;
+  byName_.emplace(v.name, &v);
+  return &v;
+}
+
+void Module::rename(Value *v, std::string_view hint) {
+  if (v->name == hint)
+    return;
+  byName_.erase(v->name);
+  v->name = uniqueName(hint);
+  byName_.emplace(v->name, v);
+}
+
+Value *Module::lookup(std::string_view name) const {
+  auto it = byName_.find(std::string(name));
+  return it == byName_.end() ? nullptr : it->second;
+}
+
+const Param *Module::findParam(std::string_view name) const {
+  for (const Param &p : params)
+    if (p.value->name == name)
+      return &p;
+  return nullptr;
+}
+
+std::optional<Dim> knownPlateSize(const Op &plate) {
+  if (plate.kind != OpKind::Plate || plate.plateKind == Op::PlateKind::Data)
+    return std::nullopt;
+  const Operand &lo = plate.operands[0], &hi = plate.operands[1];
+  bool to = plate.plateKind == Op::PlateKind::To;
+  if (lo.kind == Operand::Kind::Int && hi.kind == Operand::Kind::Int)
+    return Dim::of(hi.intValue - lo.intValue + (to ? 1 : 0));
+  if (lo.kind == Operand::Kind::Int && lo.intValue == (to ? 1 : 0) && hi.isValue() && hi.indices.empty())
+    return Dim::of(hi.value);
+  return std::nullopt;
+}
+
+std::vector<Op *> enclosingLoops(const Op &op) {
+  std::vector<Op *> loops;
+  for (Op *p = op.parentOp(); p; p = p->parentOp())
+    if (p->kind == OpKind::For)
+      loops.insert(loops.begin(), p);
+  return loops;
+}
+
+} // namespace ppc::ir

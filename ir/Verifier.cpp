@@ -1,0 +1,405 @@
+#include "ir/Verifier.h"
+
+#include "ir/IR.h"
+#include "ir/Printer.h"
+
+#include <cmath>
+#include <set>
+
+namespace ppc::ir {
+
+namespace {
+
+class Verifier {
+public:
+  Verifier(const Module &m, DiagnosticEngine &diags) : m_(m), diags_(diags) {}
+
+  bool run() {
+    for (const Param &p : m_.params)
+      visible_.insert(p.value);
+    region(m_.body, /*topLevel=*/true);
+    return ok_;
+  }
+
+private:
+  void error(const Op &op, const std::string &msg) {
+    ok_ = false;
+    diags_.error(op.loc, msg);
+  }
+
+  // Verifies the ops of `r`; returns the values it makes visible to the code
+  // after its parent op (everything defined in a loop body; nothing from a branch).
+  std::vector<const Value *> region(const Region &r, bool topLevel) {
+    std::vector<const Value *> definedHere;
+    for (size_t i = 0; i < r.ops.size(); ++i) {
+      const Op &op = *r.ops[i];
+      if (op.kind == OpKind::Yield && i + 1 != r.ops.size())
+        error(op, "'yield' must be the last operation of its branch");
+      opChecks(op, topLevel);
+      std::vector<const Value *> exported;
+      if (op.kind == OpKind::For) {
+        visible_.insert(op.index);
+        exported = region(*op.regions[0], false);
+        visible_.erase(op.index);
+      } else if (op.kind == OpKind::If || op.kind == OpKind::Match) {
+        for (const auto &sub : op.regions) {
+          std::vector<const Value *> local = region(*sub, false);
+          for (const Value *v : local)
+            visible_.erase(v);
+        }
+        branchChecks(op);
+      }
+      for (const Value *v : op.results) {
+        visible_.insert(v);
+        definedHere.push_back(v);
+      }
+      for (const Value *v : exported)
+        definedHere.push_back(v);
+    }
+    return definedHere;
+  }
+
+  // ---- operands ----
+  bool sameOperand(const Operand &a, const Operand &b) {
+    if (a.kind != b.kind)
+      return false;
+    if (a.kind == Operand::Kind::Int)
+      return a.intValue == b.intValue;
+    if (a.kind == Operand::Kind::Float)
+      return a.floatValue == b.floatValue;
+    if (a.value != b.value || a.indices.size() != b.indices.size())
+      return false;
+    for (size_t i = 0; i < a.indices.size(); ++i)
+      if (!sameOperand(a.indices[i], b.indices[i]))
+        return false;
+    return true;
+  }
+
+  static std::optional<int64_t> constantOf(const Operand &o) {
+    if (o.kind == Operand::Kind::Int)
+      return o.intValue;
+    return std::nullopt;
+  }
+
+  void use(const Op &op, const Operand &o) {
+    if (!o.isValue())
+      return;
+    const Value *v = o.value;
+    if (!visible_.count(v)) {
+      error(op, "%" + v->name + " is not visible here (used before its definition, or outside the branch that defines it)");
+      return;
+    }
+    size_t expected = v->isParam() || v->isLoopIndex() ? 0 : v->dims.size();
+    if (o.indices.size() != expected) {
+      error(op, "%" + v->name + " is an array over " + std::to_string(expected) +
+                    " plate(s) but is used with " + std::to_string(o.indices.size()) +
+                    " index(es) in " + toString(o));
+      return;
+    }
+    for (size_t j = 0; j < o.indices.size(); ++j) {
+      const Operand &idx = o.indices[j];
+      const Value *plate = v->dims[j];
+      const Op &plateOp = *plate->def;
+      use(op, idx);
+      switch (idx.kind) {
+      case Operand::Kind::Float:
+        error(op, "index " + toString(idx) + " of " + toString(o) + " must be an integer");
+        break;
+      case Operand::Kind::Int: {
+        if (plateOp.plateKind == Op::PlateKind::Data) {
+          error(op, "constant index " + toString(idx) + " into data-sized plate %" + plate->name);
+          break;
+        }
+        auto lo = constantOf(plateOp.operands[0]), hi = constantOf(plateOp.operands[1]);
+        if (idx.intValue < 0 ||
+            (lo && hi && idx.intValue >= *hi - *lo + (plateOp.plateKind == Op::PlateKind::To)))
+          error(op, "constant index " + toString(idx) + " is outside plate %" + plate->name);
+        break;
+      }
+      case Operand::Kind::Value: {
+        const Value *iv = idx.value;
+        if (iv->isLoopIndex()) {
+          const Operand &loopPlate = iv->loop->operands[0];
+          if (loopPlate.value != plate) {
+            error(op, "index %" + iv->name + " ranges over plate %" + loopPlate.value->name +
+                          " but dimension " + std::to_string(j) + " of %" + v->name +
+                          " is plate %" + plate->name);
+            break;
+          }
+          // A ragged plate's loop must be the row that the earlier indices select.
+          for (size_t k = 0; k < loopPlate.indices.size(); ++k)
+            if (k >= j || !sameOperand(loopPlate.indices[k], o.indices[k])) {
+              error(op, "index %" + iv->name + " iterates " + toString(loopPlate) +
+                            ", not the row of %" + plate->name + " selected in " + toString(o));
+              break;
+            }
+        } else if (iv->type.kind == TypeKind::Cat || iv->type.kind == TypeKind::Bool) {
+          Dim n = iv->type.kind == TypeKind::Bool ? Dim::of(2) : iv->type.dim;
+          if (plateOp.plateKind == Op::PlateKind::Data) {
+            error(op, "%" + iv->name + " cannot index data-sized plate %" + plate->name);
+            break;
+          }
+          auto size = knownPlateSize(plateOp);
+          if (!size || !(*size == n))
+            error(op, "%" + iv->name + " takes " + dimText(n) + " values but dimension " +
+                          std::to_string(j) + " of %" + v->name + " is plate %" + plate->name +
+                          " (" + plateText(plateOp) + ")");
+        } else if (iv->type.kind == TypeKind::Long) {
+          // A deterministic integer index: allowed for known-size plates.
+          if (plateOp.plateKind == Op::PlateKind::Data)
+            error(op, "computed index into data-sized plate %" + plate->name);
+        } else {
+          error(op, "%" + iv->name + " of type " + toString(iv->type) + " cannot be used as an index");
+        }
+        break;
+      }
+      }
+    }
+  }
+
+  static std::string dimText(Dim d) { return d.value ? "%" + d.value->name : std::to_string(d.constant); }
+  static std::string plateText(const Op &p) {
+    if (p.plateKind == Op::PlateKind::Data)
+      return "?";
+    return toString(p.operands[0]) + (p.plateKind == Op::PlateKind::Until ? " until " : " to ") +
+           toString(p.operands[1]);
+  }
+
+  // ---- ops ----
+  bool isNumber(const Operand &o) {
+    if (o.isLiteral())
+      return true;
+    TypeKind k = o.value->type.kind;
+    return k == TypeKind::Long || k == TypeKind::Double || k == TypeKind::Index;
+  }
+  bool isInteger(const Operand &o) {
+    if (o.kind == Operand::Kind::Int)
+      return true;
+    if (o.kind == Operand::Kind::Float)
+      return false;
+    TypeKind k = o.value->type.kind;
+    return k == TypeKind::Long || k == TypeKind::Index;
+  }
+
+  void opChecks(const Op &op, bool topLevel) {
+    for (const Operand &o : op.operands) {
+      // `yield` passes whole values out of a branch; visibility is all it needs.
+      if (op.kind == OpKind::Yield) {
+        if (o.isValue() && !visible_.count(o.value))
+          error(op, "%" + o.value->name + " is not visible here");
+        continue;
+      }
+      use(op, o);
+    }
+    switch (op.kind) {
+    case OpKind::Plate:
+      if (op.plateKind != Op::PlateKind::Data) {
+        if (!topLevel)
+          error(op, "plates of known size are declared at the top level");
+        for (const Operand &o : op.operands)
+          if (!isInteger(o) || (o.isValue() && o.value->type.kind == TypeKind::Index))
+            error(op, "plate bound " + toString(o) + " must be a long constant or parameter");
+      }
+      return;
+    case OpKind::For:
+      if (!op.operands[0].isValue() || op.operands[0].value->type.kind != TypeKind::Plate)
+        error(op, "'for' iterates a plate; got " + toString(op.operands[0]));
+      return;
+    case OpKind::If:
+      if (!op.operands[0].isValue() || op.operands[0].value->type.kind != TypeKind::Bool)
+        error(op, "'if' condition must be a Bernoulli (bool) random variable; got " +
+                      toString(op.operands[0]));
+      if (op.regions.size() != 2)
+        error(op, "'if' has two branches");
+      return;
+    case OpKind::Match: {
+      const Operand &s = op.operands[0];
+      if (!s.isValue() || (s.value->type.kind != TypeKind::Cat && s.value->type.kind != TypeKind::Bool)) {
+        error(op, "'match' needs a Categorical or Bernoulli random variable; got " + toString(s));
+        return;
+      }
+      Dim n = s.value->type.kind == TypeKind::Bool ? Dim::of(2) : s.value->type.dim;
+      std::set<int64_t> seen;
+      bool wildcard = false;
+      for (const auto &r : op.regions) {
+        if (wildcard)
+          error(op, "'case _' must be the last case");
+        if (!r->caseValue) {
+          wildcard = true;
+          continue;
+        }
+        int64_t c = *r->caseValue;
+        if (!seen.insert(c).second)
+          error(op, "duplicate case " + std::to_string(c));
+        if (c < 0 || (n.isConstant() && c >= n.constant))
+          error(op, "case " + std::to_string(c) + " is outside the values of " + toString(s) +
+                        " (0.." + (n.isConstant() ? std::to_string(n.constant - 1) : "%" + n.value->name + "-1") + ")");
+      }
+      if (!wildcard) {
+        if (!n.isConstant())
+          error(op, "'match' on " + toString(s) + " with symbolic size %" + n.value->name +
+                        " needs a 'case _'");
+        else
+          for (int64_t c = 0; c < n.constant; ++c)
+            if (!seen.count(c)) {
+              error(op, "'match' does not cover case " + std::to_string(c));
+              break;
+            }
+      }
+      return;
+    }
+    case OpKind::Yield:
+      if (!op.parentOp() || (op.parentOp()->kind != OpKind::If && op.parentOp()->kind != OpKind::Match))
+        error(op, "'yield' outside an 'if' or 'match' branch");
+      return;
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Neg: {
+      size_t arity = op.kind == OpKind::Neg ? 1 : 2;
+      if (op.operands.size() != arity) {
+        error(op, "'" + std::string(op.name()) + "' takes " + std::to_string(arity) + " operand(s)");
+        return;
+      }
+      bool allInt = true;
+      for (const Operand &o : op.operands) {
+        if (!isNumber(o))
+          error(op, "operand " + toString(o) + " of '" + std::string(op.name()) + "' is not a number");
+        allInt = allInt && isInteger(o);
+      }
+      TypeKind expect = allInt ? TypeKind::Long : TypeKind::Double;
+      if (op.result()->type.kind != expect)
+        error(op, "'" + std::string(op.name()) + "' of these operands has type " +
+                      std::string(typeKeyword(expect)));
+      return;
+    }
+    case OpKind::Random:
+      randomChecks(op);
+      return;
+    }
+  }
+
+  void randomChecks(const Op &op) {
+    const FamilySpec &spec = familySpec(op.family);
+    if (op.operands.size() != spec.params.size()) {
+      error(op, "'" + std::string(spec.irName) + "' takes " + std::to_string(spec.params.size()) +
+                    " operands; got " + std::to_string(op.operands.size()));
+      return;
+    }
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const Operand &o = op.operands[i];
+      const ParamSpec &p = spec.params[i];
+      std::string what = std::string(spec.spelling) + " " + std::string(p.name);
+      if (o.isValue() && o.value->type.isRandom()) {
+        auto fam = familyOf(o.value);
+        bool okFamily = false;
+        for (Family f : p.parents)
+          okFamily = okFamily || (fam && *fam == f);
+        if (!okFamily)
+          error(op, what + " must be " + describeAccepted(p) + "; got " +
+                        (fam ? std::string(familySpec(*fam).spelling) : toString(o.value->type)));
+        continue;
+      }
+      if (p.constant == ConstantDomain::None) {
+        error(op, what + " must be " + describeAccepted(p) + "; got " + toString(o));
+        continue;
+      }
+      if (!isNumber(o)) {
+        error(op, what + " must be " + describeAccepted(p) + "; got " + toString(o));
+        continue;
+      }
+      if (p.constant == ConstantDomain::Dimension && !isInteger(o))
+        error(op, what + " must be a long; got " + toString(o));
+      if (o.isLiteral()) {
+        double v = o.literal();
+        bool good = std::isfinite(v);
+        switch (p.constant) {
+        case ConstantDomain::Positive: good = good && v > 0; break;
+        case ConstantDomain::Probability: good = good && v >= 0 && v <= 1; break;
+        case ConstantDomain::Dimension: good = good && v >= 1; break;
+        default: break;
+        }
+        if (!good)
+          error(op, what + " must be " + describeAccepted(p) + "; got " + toString(o));
+      }
+    }
+    // The result type follows from the family and the operands.
+    Type expect = Type::of(supportType(spec.support));
+    if (op.family == Family::Dirichlet) {
+      const Operand &d = op.operands[1];
+      expect.dim = d.isValue() ? Dim::of(d.value) : Dim::of(d.intValue);
+    } else if (op.family == Family::Categorical) {
+      const Operand &p = op.operands[0];
+      if (p.isValue() && p.value->type.kind == TypeKind::Simplex)
+        expect.dim = p.value->type.dim;
+      else
+        expect.dim = Dim::of(2);
+    }
+    if (!(op.result()->type == expect))
+      error(op, "%" + op.result()->name + " has type " + toString(op.result()->type) + " but '" +
+                    std::string(spec.irName) + "' of these operands defines " + toString(expect));
+  }
+
+  void branchChecks(const Op &op) {
+    for (const auto &r : op.regions) {
+      const Op *y = r->terminator();
+      size_t n = y ? y->operands.size() : 0;
+      if (n != op.results.size()) {
+        error(op, "each branch of '" + std::string(op.name()) + "' must yield " +
+                      std::to_string(op.results.size()) + " value(s); one yields " + std::to_string(n));
+        continue;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const Operand &o = y->operands[i];
+        const Value *res = op.results[i];
+        if (!o.isValue() || !o.indices.empty()) {
+          error(*y, "'yield' takes whole values (no indices); got " + toString(o));
+          continue;
+        }
+        if (!o.value->type.isRandom())
+          error(*y, "'yield' of %" + o.value->name + ": branches yield random variables");
+        if (!(o.value->type == res->type))
+          error(*y, "%" + o.value->name + " has type " + toString(o.value->type) + " but %" +
+                        res->name + " has type " + toString(res->type));
+        if (o.value->dims != res->dims)
+          error(*y, "%" + o.value->name + " is not over the same plates as %" + res->name +
+                        " (declare shared data plates outside the branches)");
+        if (o.value->dims.size() < enclosingPlates(op).size())
+          error(*y, "%" + o.value->name + " is defined outside the branch");
+      }
+    }
+  }
+
+  static std::vector<const Value *> enclosingPlates(const Op &op) {
+    std::vector<const Value *> out;
+    for (Op *l : enclosingLoops(op))
+      out.push_back(l->operands[0].value);
+    return out;
+  }
+
+  const Module &m_;
+  DiagnosticEngine &diags_;
+  std::set<const Value *> visible_;
+  bool ok_ = true;
+};
+
+} // namespace
+
+std::optional<Family> familyOf(const Value *v) {
+  for (int guard = 0; v && v->def && guard < 1000; ++guard) {
+    const Op *d = v->def;
+    if (d->kind == OpKind::Random)
+      return d->family;
+    if ((d->kind != OpKind::If && d->kind != OpKind::Match) || d->regions.empty())
+      return std::nullopt;
+    const Op *y = d->regions[0]->terminator();
+    size_t i = 0;
+    while (i < d->results.size() && d->results[i] != v)
+      ++i;
+    if (!y || i >= y->operands.size() || !y->operands[i].isValue())
+      return std::nullopt;
+    v = y->operands[i].value;
+  }
+  return std::nullopt;
+}
+
+bool verify(const Module &m, DiagnosticEngine &diags) { return Verifier(m, diags).run(); }
+
+} // namespace ppc::ir

@@ -1,0 +1,8 @@
+//===- passes/Passes.h - constructors of every pass ------------------------===//
+#pragma once
+
+#include "passes/PassManager.h"
+
+namespace ppc::passes {
+std::unique_ptr<Pass> createVerifyPass();
+} // namespace ppc::passes

@@ -1,0 +1,20 @@
+//===- passes/Pipeline.cpp - every pass, and the default pipeline, in order -===//
+//
+// This file is the compiler at a glance: the passes ppc has and the order in
+// which `ppc` runs them (DESIGN.md §4).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+namespace ppc::passes {
+
+const std::vector<PassInfo> &registeredPasses() {
+  static const std::vector<PassInfo> passes = {
+      {"verify", "check the IR's invariants (ir/Verifier.h)", createVerifyPass},
+  };
+  return passes;
+}
+
+std::string_view defaultPipeline() { return "verify"; }
+
+} // namespace ppc::passes

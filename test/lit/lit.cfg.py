@@ -1,0 +1,15 @@
+# lit configuration for ppc: FileCheck tests of the driver, the IR and the passes.
+import os
+import lit.formats
+
+config.name = "ppc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".ppl", ".ir", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ppc_obj_root, "test", "lit")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.ppc_bin_dir, config.llvm_tools_dir, "/usr/lib/llvm-19/bin", config.environment.get("PATH", "/usr/bin:/bin")])
+config.substitutions.append(("%examples", os.path.join(config.ppc_src_root, "examples")))
+config.substitutions.append(("%srcroot", config.ppc_src_root))

@@ -1,0 +1,98 @@
+//===- tools/ppc.cpp - the ppc compiler driver -----------------------------===//
+//
+//   ppc MODEL.ppl [--emit=ast|ir|plates] [-p NAME=VALUE]... [pass options]
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/AST.h"
+#include "ir/Diagnostics.h"
+#include "ir/Evaluate.h"
+#include "ir/IR.h"
+#include "ir/Printer.h"
+#include "passes/PassManager.h"
+#include "tools/Driver.h"
+
+#include <CLI/CLI.hpp>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/Support/raw_ostream.h>
+
+using namespace ppc;
+
+namespace {
+int usageError(const std::string &msg) {
+  llvm::errs() << "ppc: error: " << msg << "\nRun 'ppc --help' for usage.\n";
+  return 2;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"ppc: a compiler for probabilistic models (variational message passing)", "ppc"};
+  std::string modelPath, emit, pipeline;
+  bool pipelineGiven = false;
+  std::vector<std::string> paramFlags, printAfter;
+  passes::PassManagerOptions pmOptions;
+  bool version = false;
+
+  app.add_option("model", modelPath, "model file (.ppl)");
+  app.add_option("--emit", emit, "print an intermediate level and stop: ast, ir, plates")
+      ->check(CLI::IsMember({"ast", "ir", "plates"}));
+  app.add_option("-p,--param", paramFlags, "set a model parameter: -p NAME=VALUE (repeatable)");
+  app.add_option("--passes", pipeline, "run these passes instead of the default pipeline (a,b,c)");
+  app.add_flag("--print-after-all", pmOptions.printAfterAll, "print the IR after every pass");
+  app.add_option("--print-after", printAfter, "print the IR after the named pass (repeatable)");
+  app.add_flag("--verify-each", pmOptions.verifyEach, "verify the IR after every pass");
+  app.add_flag("--time-passes", pmOptions.timePasses, "print the time each pass took");
+  app.add_flag("--version", version, "print the version and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    return usageError(e.what());
+  }
+  if (version) {
+    llvm::outs() << "ppc 0.1.0 (LLVM " << LLVM_VERSION_STRING << ")\n";
+    return 0;
+  }
+  if (modelPath.empty())
+    return usageError("no model file given");
+  pipelineGiven = app.count("--passes") > 0;
+  pmOptions.printAfter.insert(printAfter.begin(), printAfter.end());
+
+  std::map<std::string, std::string> params;
+  std::string error;
+  if (!parseParamFlags(paramFlags, params, error))
+    return usageError(error);
+  passes::PassManager pm(pmOptions);
+  if (!pm.addPipeline(pipelineGiven ? pipeline : std::string(passes::defaultPipeline()), error))
+    return usageError(error);
+
+  std::optional<std::string> source = readFile(modelPath, error);
+  if (!source) {
+    llvm::errs() << "ppc: error: " << error << "\n";
+    return 1;
+  }
+  DiagnosticEngine diags(modelPath, *source, llvm::errs());
+
+  std::unique_ptr<ast::Model> ast;
+  std::unique_ptr<ir::Module> module = compileModel(*source, diags, &ast, emit == "ast");
+  if (emit == "ast") {
+    if (!ast)
+      return 1;
+    ast::print(*ast, llvm::outs());
+    return 0;
+  }
+  if (!module)
+    return 1;
+  // Parameter values: checked whenever given, required only by inference.
+  std::optional<ir::Evaluation> evaluation = ir::evaluate(*module, params, /*requireAll=*/false, diags);
+  if (!evaluation)
+    return 1;
+  passes::PassContext ctx{diags};
+  if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
+    return 1;
+  if (emit == "ir" || emit.empty())
+    ir::print(*module, llvm::outs());
+  else if (emit == "plates")
+    ir::printPlateTree(*module, &*evaluation, llvm::outs());
+  return diags.hasErrors() ? 1 : 0;
+}
