@@ -2,6 +2,7 @@
 #include "frontend/AST.h"
 #include "ir/Printer.h"
 
+#include <algorithm>
 #include <llvm/Support/raw_ostream.h>
 
 namespace ppc::ast {
@@ -27,8 +28,12 @@ private:
     return std::to_string(r.begin.line) + ":" + std::to_string(r.begin.col);
   }
   void line(unsigned depth, const std::string &text, SourceRange r) {
-    for (unsigned i = 0; i < depth; ++i)
+    // Past a sane depth, say the depth instead of indenting (output stays linear).
+    constexpr unsigned kMaxIndent = 64;
+    for (unsigned i = 0; i < std::min(depth, kMaxIndent); ++i)
       os << "  ";
+    if (depth > kMaxIndent)
+      os << "[depth " << depth << "] ";
     os << text << " @" << loc(r) << "\n";
   }
   void blockItem(const BlockItem &item, unsigned depth) {

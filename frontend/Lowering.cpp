@@ -2,7 +2,7 @@
 #include "frontend/Lowering.h"
 
 #include "frontend/AST.h"
-#include "frontend/StackGuard.h"
+#include "ir/StackGuard.h"
 #include "ir/Builder.h"
 #include "ir/IR.h"
 #include "ir/Printer.h"
@@ -150,8 +150,6 @@ private:
       for (const auto &[n, s] : scope)
         if (n.rfind("_$", 0) != 0)
           names.push_back(n);
-    for (const FamilySpec &f : allFamilies())
-      names.emplace_back(f.spelling);
     return names;
   }
 
@@ -269,15 +267,13 @@ private:
     anonCounter_ = savedAnon;
   }
 
-  size_t valuesCreated() const { return created_.size(); }
+  size_t valuesCreated() const { return createdOrder_.size(); }
   bool createdSince(const Value *v, size_t mark) const {
-    for (size_t i = mark; i < created_.size(); ++i)
-      if (created_[i] == v)
-        return true;
-    return false;
+    auto it = createdOrder_.find(v);
+    return it != createdOrder_.end() && it->second >= mark;
   }
   Value *track(Value *v) {
-    created_.push_back(v);
+    createdOrder_.emplace(v, createdOrder_.size());
     return v;
   }
 
@@ -657,7 +653,7 @@ private:
                               ? std::to_string(spec.params.size())
                               : std::to_string(spec.minArgs) + " or " + std::to_string(spec.params.size());
       return fail(a.callee->loc, std::string(spec.spelling) + " takes " + count + " argument" +
-                                     (spec.params.size() == 1 ? "" : "s") + " " + signature(spec) + "; got " +
+                                     (spec.params.size() == 1 ? "" : "s") + ", " + signature(spec) + "; got " +
                                      std::to_string(n));
     }
     std::vector<SValue> args;
@@ -1117,7 +1113,7 @@ private:
   std::vector<Loop> loops_;
   std::map<std::string, Value *> detMemo_, plateMemo_;
   std::map<std::string, SourceRange> laterVals_;
-  std::vector<Value *> created_;
+  std::unordered_map<const Value *, size_t> createdOrder_; ///< creation order of values
   std::string currentVal_;
   unsigned anonCounter_ = 0;
 };

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/Parser.h"
 
-#include "frontend/StackGuard.h"
+#include "ir/StackGuard.h"
 #include "ir/Diagnostics.h"
 
 #include "ModelLexer.h"
@@ -16,6 +16,7 @@
 
 #include <charconv>
 #include <deque>
+#include <set>
 
 using namespace antlr4;
 using ppcgrammar::ModelLexer;
@@ -120,6 +121,16 @@ public:
       if (type == ModelLexer::LPAREN || type == ModelLexer::LBRACE) {
         brackets_.push_back({type, rangeOf(t.get())});
       } else if (type == ModelLexer::RPAREN || type == ModelLexer::RBRACE) {
+        size_t open = type == ModelLexer::RPAREN ? ModelLexer::LPAREN : ModelLexer::LBRACE;
+        if (!brackets_.empty() && brackets_.back().first != open) {
+          // `f(a }`: say which bracket is unclosed, and close it here.
+          auto [other, where] = brackets_.back();
+          diags_.error(where, std::string("unclosed '") + (other == ModelLexer::LPAREN ? "(" : "{") +
+                                  "': expected '" + (other == ModelLexer::LPAREN ? ")" : "}") + "' before " +
+                                  describeToken(t.get()) + " at line " + std::to_string(t->getLine()));
+          reportedAt_.insert(t->getStartIndex());
+          brackets_.pop_back();
+        }
         if (!brackets_.empty())
           brackets_.pop_back();
       } else if (type == Token::EOF) {
@@ -152,6 +163,8 @@ public:
   }
 
   bool reportedUnclosed() const { return unclosedReported_; }
+  /// True if the filter already reported a problem at this token.
+  bool reportedAt(const Token *t) const { return reportedAt_.count(t->getStartIndex()) != 0; }
 
   size_t getLine() const override { return lexer_.getLine(); }
   size_t getCharPositionInLine() override { return lexer_.getCharPositionInLine(); }
@@ -179,6 +192,7 @@ private:
   size_t prevType_ = 0, prevStop_ = 0, prevEmittedType_ = 0;
   SourceLoc prevLoc_;
   bool unclosedReported_ = false;
+  std::set<size_t> reportedAt_;
 };
 
 /// Presents TokenFilter's output, including held-back tokens, as one source.
@@ -219,7 +233,7 @@ public:
     }
     // The filter already said which bracket is unclosed; the parser's
     // complaint at the end of the file adds nothing.
-    if (offending->getType() == Token::EOF && filter_.reportedUnclosed())
+    if ((offending->getType() == Token::EOF && filter_.reportedUnclosed()) || filter_.reportedAt(offending))
       return;
     std::string message = "unexpected " + describeToken(offending);
     if (msg.rfind("missing ", 0) == 0) {

@@ -104,7 +104,7 @@ void DiagnosticEngine::report(Severity sev, SourceRange where, const std::string
 std::string closestName(std::string_view name, const std::vector<std::string> &candidates) {
   std::string best;
   unsigned bestDist = ~0u;
-  unsigned limit = name.size() <= 3 ? 1 : name.size() <= 6 ? 2 : 3;
+  unsigned limit = name.size() <= 4 ? 1 : name.size() <= 8 ? 2 : 3;
   for (const std::string &c : candidates) {
     unsigned d = llvm::StringRef(c).edit_distance(llvm::StringRef(name.data(), name.size()),
                                                   /*AllowReplacements=*/true, limit + 1);

@@ -2,6 +2,7 @@
 
 #include "ir/Builder.h"
 #include "ir/IR.h"
+#include "ir/StackGuard.h"
 
 #include <cctype>
 #include <charconv>
@@ -217,6 +218,8 @@ private:
 
   // ---- ops ----
   bool parseOps(Region *r) {
+    if (stackExhausted())
+      return fail("the IR is nested too deeply");
     Region *saved = builder_->insertionRegion();
     builder_->setInsertionRegion(r);
     while (!is("}") && tok_.kind != Tok::Eof && !is("case")) {
@@ -461,6 +464,8 @@ private:
   }
 
   bool parseOperand(Operand &o) {
+    if (stackExhausted())
+      return fail("the IR is nested too deeply");
     if (tok_.kind != Tok::ValRef)
       return parseLiteral(o);
     Value *v = module_->lookup(tok_.text.substr(1));

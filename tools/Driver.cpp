@@ -3,7 +3,7 @@
 #include "frontend/AST.h"
 #include "frontend/Lowering.h"
 #include "frontend/Parser.h"
-#include "frontend/StackGuard.h"
+#include "ir/StackGuard.h"
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "ir/Verifier.h"
@@ -62,21 +62,25 @@ bool parseParamFlags(const std::vector<std::string> &flags, std::map<std::string
 std::unique_ptr<ir::Module> compileModel(const std::string &source, DiagnosticEngine &diags,
                                          std::unique_ptr<ast::Model> *astOut, bool stopAfterAST) {
   std::unique_ptr<ir::Module> module;
-  runWithLargeStack(kFrontendStackBytes, [&] {
-    std::unique_ptr<ast::Model> model = parseModel(source, diags);
-    if (!model)
-      return;
-    if (!stopAfterAST) {
-      module = lowerModel(*model, diags);
-      if (module && !ir::verify(*module, diags)) {
-        diags.error("internal compiler error: the front end produced invalid IR (please report this model)");
-        module.reset();
-      }
+  std::unique_ptr<ast::Model> model = parseModel(source, diags);
+  if (!model)
+    return nullptr;
+  if (!stopAfterAST) {
+    module = lowerModel(*model, diags);
+    if (module && !ir::verify(*module, diags)) {
+      diags.error("internal compiler error: the front end produced invalid IR (please report this model)");
+      module.reset();
     }
-    if (astOut)
-      *astOut = std::move(model);
-  });
+  }
+  if (astOut)
+    *astOut = std::move(model);
   return module;
+}
+
+int runTool(const std::function<int()> &body) {
+  int code = 1;
+  runWithLargeStack(kToolStackBytes, [&] { code = body(); });
+  return code;
 }
 
 } // namespace ppc

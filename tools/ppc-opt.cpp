@@ -56,18 +56,20 @@ int main(int argc, char **argv) {
     llvm::errs() << "ppc-opt: error: " << error << "\n";
     return 2;
   }
-  std::optional<std::string> text = readFile(input, error);
-  if (!text) {
-    llvm::errs() << "ppc-opt: error: " << error << "\n";
-    return 1;
-  }
-  DiagnosticEngine diags(input == "-" ? "<stdin>" : input, *text, llvm::errs());
-  std::unique_ptr<ir::Module> m = ir::parseModule(*text, diags);
-  if (!m || !ir::verify(*m, diags))
-    return 1;
-  passes::PassContext ctx{diags};
-  if (!pm.run(*m, ctx, llvm::outs(), llvm::errs()))
-    return 1;
-  ir::print(*m, llvm::outs());
-  return 0;
+  return runTool([&]() -> int {
+    std::optional<std::string> text = readFile(input, error);
+    if (!text) {
+      llvm::errs() << "ppc-opt: error: " << error << "\n";
+      return 1;
+    }
+    DiagnosticEngine diags(input == "-" ? "<stdin>" : input, *text, llvm::errs());
+    std::unique_ptr<ir::Module> m = ir::parseModule(*text, diags);
+    if (!m || !ir::verify(*m, diags))
+      return 1;
+    passes::PassContext ctx{diags};
+    if (!pm.run(*m, ctx, llvm::outs(), llvm::errs()))
+      return 1;
+    ir::print(*m, llvm::outs());
+    return 0;
+  });
 }

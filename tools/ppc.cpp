@@ -66,33 +66,35 @@ int main(int argc, char **argv) {
   if (!pm.addPipeline(pipelineGiven ? pipeline : std::string(passes::defaultPipeline()), error))
     return usageError(error);
 
-  std::optional<std::string> source = readFile(modelPath, error);
-  if (!source) {
-    llvm::errs() << "ppc: error: " << error << "\n";
-    return 1;
-  }
-  DiagnosticEngine diags(modelPath, *source, llvm::errs());
-
-  std::unique_ptr<ast::Model> ast;
-  std::unique_ptr<ir::Module> module = compileModel(*source, diags, &ast, emit == "ast");
-  if (emit == "ast") {
-    if (!ast)
+  return runTool([&]() -> int {
+    std::optional<std::string> source = readFile(modelPath, error);
+    if (!source) {
+      llvm::errs() << "ppc: error: " << error << "\n";
       return 1;
-    ast::print(*ast, llvm::outs());
-    return 0;
-  }
-  if (!module)
-    return 1;
-  // Parameter values: checked whenever given, required only by inference.
-  std::optional<ir::Evaluation> evaluation = ir::evaluate(*module, params, /*requireAll=*/false, diags);
-  if (!evaluation)
-    return 1;
-  passes::PassContext ctx{diags};
-  if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
-    return 1;
-  if (emit == "ir" || emit.empty())
-    ir::print(*module, llvm::outs());
-  else if (emit == "plates")
-    ir::printPlateTree(*module, &*evaluation, llvm::outs());
-  return diags.hasErrors() ? 1 : 0;
+    }
+    DiagnosticEngine diags(modelPath, *source, llvm::errs());
+
+    std::unique_ptr<ast::Model> ast;
+    std::unique_ptr<ir::Module> module = compileModel(*source, diags, &ast, emit == "ast");
+    if (emit == "ast") {
+      if (!ast)
+        return 1;
+      ast::print(*ast, llvm::outs());
+      return 0;
+    }
+    if (!module)
+      return 1;
+    // Parameter values: checked whenever given, required only by inference.
+    std::optional<ir::Evaluation> evaluation = ir::evaluate(*module, params, /*requireAll=*/false, diags);
+    if (!evaluation)
+      return 1;
+    passes::PassContext ctx{diags};
+    if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
+      return 1;
+    if (emit == "ir" || emit.empty())
+      ir::print(*module, llvm::outs());
+    else if (emit == "plates")
+      ir::printPlateTree(*module, &*evaluation, llvm::outs());
+    return diags.hasErrors() ? 1 : 0;
+  });
 }

@@ -1,4 +1,4 @@
-//===- frontend/StackGuard.h - bounded recursion on any input --------------===//
+//===- ir/StackGuard.h - bounded recursion on any input --------------===//
 //
 // The parser, the AST builder and lowering are recursive. Instead of trusting
 // the input's nesting, they run on a large dedicated stack and check how much

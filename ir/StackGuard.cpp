@@ -1,4 +1,4 @@
-#include "frontend/StackGuard.h"
+#include "ir/StackGuard.h"
 
 #include <exception>
 #include <pthread.h>
