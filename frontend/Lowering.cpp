@@ -808,8 +808,10 @@ private:
     const FamilySpec &spec = familySpec(dist.family);
     Op *op = b_.create(OpKind::Random, dist.loc);
     op->family = dist.family;
-    for (const SValue &arg : dist.args)
+    for (const SValue &arg : dist.args) {
       op->operands.push_back(arg.kind == SValue::Kind::Det ? arg.det : arg.element());
+      op->operandLocs.push_back(arg.loc);
+    }
     Type t = Type::of(ir::supportType(spec.support));
     if (dist.family == Family::Dirichlet) {
       const Operand &dim = op->operands[1];

@@ -152,7 +152,7 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
       default: break;
       }
       if (!good)
-        diags.error(op.loc, std::string(spec.spelling) + " " + std::string(p.name) + " must be " +
+        diags.error(op.operandLoc(i), std::string(spec.spelling) + " " + std::string(p.name) + " must be " +
                                 describeAccepted(p) + "; got " + showOperand(o, ev));
     }
   });

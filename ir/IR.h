@@ -155,7 +155,14 @@ public:
   Region *parentRegion = nullptr;
   std::vector<Value *> results;
   std::vector<Operand> operands;
+  /// Where each operand was written, when known (diagnostics point at the
+  /// argument rather than the whole factor).
+  std::vector<SourceRange> operandLocs;
   std::vector<std::unique_ptr<Region>> regions;
+
+  SourceRange operandLoc(size_t i) const {
+    return i < operandLocs.size() && operandLocs[i].begin.valid() ? operandLocs[i] : loc;
+  }
 
   // Random ops
   Family family = Family::Dirichlet;

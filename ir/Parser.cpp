@@ -387,9 +387,11 @@ private:
       if (!op->operands.empty() && !expect(","))
         return false;
       Operand o;
+      SourceRange where(tok_.loc, std::max<uint32_t>(1, tok_.text.size()));
       if (!parseOperand(o))
         return false;
       op->operands.push_back(o);
+      op->operandLocs.push_back(where);
     }
     consume();
     if (is("observed")) {

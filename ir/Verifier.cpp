@@ -277,6 +277,10 @@ private:
   }
 
   void randomChecks(const Op &op) {
+    auto argError = [&](size_t operand, const std::string &msg) {
+      ok_ = false;
+      diags_.error(op.operandLoc(operand), msg);
+    };
     const FamilySpec &spec = familySpec(op.family);
     if (op.operands.size() != spec.params.size()) {
       error(op, "'" + std::string(spec.irName) + "' takes " + std::to_string(spec.params.size()) +
@@ -293,20 +297,20 @@ private:
         for (Family f : p.parents)
           okFamily = okFamily || (fam && *fam == f);
         if (!okFamily)
-          error(op, what + " must be " + describeAccepted(p) + "; got " +
+          argError(i, what + " must be " + describeAccepted(p) + "; got " +
                         (fam ? std::string(familySpec(*fam).spelling) : toString(o.value->type)));
         continue;
       }
       if (p.constant == ConstantDomain::None) {
-        error(op, what + " must be " + describeAccepted(p) + "; got " + toString(o));
+        argError(i, what + " must be " + describeAccepted(p) + "; got " + toString(o));
         continue;
       }
       if (!isNumber(o)) {
-        error(op, what + " must be " + describeAccepted(p) + "; got " + toString(o));
+        argError(i, what + " must be " + describeAccepted(p) + "; got " + toString(o));
         continue;
       }
       if (p.constant == ConstantDomain::Dimension && !isInteger(o))
-        error(op, what + " must be a long; got " + toString(o));
+        argError(i, what + " must be a long; got " + toString(o));
       if (o.isLiteral()) {
         double v = o.literal();
         bool good = std::isfinite(v);
@@ -317,7 +321,7 @@ private:
         default: break;
         }
         if (!good)
-          error(op, what + " must be " + describeAccepted(p) + "; got " + toString(o));
+          argError(i, what + " must be " + describeAccepted(p) + "; got " + toString(o));
       }
     }
     // The result type follows from the family and the operands.

@@ -1,0 +1,97 @@
+// Micro-benchmarks of the runtime's hot kernels. Items processed are elements
+// (slice kernels) or token x topic pairs (LDA), so Google Benchmark's
+// items_per_second / 1e9 is the throughput in elements per nanosecond.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "runtime/Operators.h"
+#include "runtime/Special.h"
+
+namespace {
+
+std::vector<double> uniformVector(int64_t n, double lo, double hi, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+template <void (*Kernel)(int64_t, const double*, double*)>
+void sliceBench(benchmark::State& state, double lo, double hi) {
+  const int64_t n = state.range(0);
+  const std::vector<double> x = uniformVector(n, lo, hi, 1);
+  std::vector<double> out(static_cast<size_t>(n));
+  for (auto _ : state) {
+    Kernel(n, x.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+void BM_Digamma(benchmark::State& s) { sliceBench<ppc_digamma_n>(s, 0.01, 100.0); }
+void BM_Lgamma(benchmark::State& s) { sliceBench<ppc_lgamma_n>(s, 0.01, 100.0); }
+void BM_Exp(benchmark::State& s) { sliceBench<ppc_exp_n>(s, -30.0, 30.0); }
+void BM_Log(benchmark::State& s) { sliceBench<ppc_log_n>(s, 1e-5, 1e5); }
+BENCHMARK(BM_Digamma)->Arg(4096);
+BENCHMARK(BM_Lgamma)->Arg(4096);
+BENCHMARK(BM_Exp)->Arg(4096);
+BENCHMARK(BM_Log)->Arg(4096);
+
+// One LDA token update: softmax of K log-potentials plus two weighted
+// accumulations. Items = K per token.
+void BM_LdaToken(benchmark::State& state) {
+  const int64_t K = state.range(0);
+  const std::vector<double> et = uniformVector(K, -6.0, -0.5, 2);
+  const std::vector<double> ep = uniformVector(K, -12.0, -3.0, 3);
+  std::vector<double> r(K), dt(K, 0.0), dp(K, 0.0);
+  double total = 0.0;
+  for (auto _ : state) {
+    total += ppc_lda_token(K, et.data(), ep.data(), 1.0, r.data(), dt.data(), dp.data());
+    benchmark::ClobberMemory();
+  }
+  benchmark::DoNotOptimize(total);
+  state.SetItemsProcessed(state.iterations() * K);
+}
+BENCHMARK(BM_LdaToken)->Arg(20)->Arg(100);
+
+// A document of 200 distinct words over a vocabulary of 10000 (phi statistics
+// V x K = 1.6 MB at K = 20), through ppc_lda_doc. Items = words x K.
+void BM_LdaDoc(benchmark::State& state) {
+  const int64_t K = state.range(0), V = 10000, n = 200;
+  const std::vector<double> et = uniformVector(K, -6.0, -0.5, 4);
+  const std::vector<double> ep = uniformVector(V * K, -12.0, -3.0, 5);
+  std::vector<double> dp(static_cast<size_t>(V * K), 0.0), dt(K, 0.0), r(K);
+  std::mt19937_64 rng(6);
+  std::uniform_int_distribution<int64_t> word(0, V - 1);
+  std::vector<int64_t> words(n);
+  for (auto& w : words) w = word(rng);
+  const std::vector<double> counts = uniformVector(n, 1.0, 4.0, 7);
+  double total = 0.0;
+  for (auto _ : state) {
+    total += ppc_lda_doc(n, K, words.data(), counts.data(), et.data(), ep.data(), r.data(), dt.data(), dp.data());
+    benchmark::ClobberMemory();
+  }
+  benchmark::DoNotOptimize(total);
+  state.SetItemsProcessed(state.iterations() * n * K);
+}
+BENCHMARK(BM_LdaDoc)->Arg(20)->Arg(100);
+
+// E[log phi] of a K x V topic matrix (digamma of every entry plus row sums).
+void BM_DirichletElog(benchmark::State& state) {
+  const int64_t K = 20, V = state.range(0);
+  const std::vector<double> alpha = uniformVector(K * V, 0.01, 50.0, 8);
+  std::vector<double> elog(static_cast<size_t>(K * V));
+  for (auto _ : state) {
+    ppc_dirichlet_elog_n(K, V, alpha.data(), elog.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * K * V);
+}
+BENCHMARK(BM_DirichletElog)->Arg(10000);
+
+}  // namespace

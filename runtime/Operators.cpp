@@ -1,0 +1,877 @@
+// VMP operator kernels; see Operators.h for the conventions and the table.
+#include "runtime/Operators.h"
+
+#include "runtime/VecMath.h"
+
+namespace {
+
+namespace vm = ppc::rt::vm;
+
+constexpr double kLog2 = 0.69314718055994530942;
+constexpr double kLog2Pi = 1.8378770664093454836;
+constexpr double kLogPi = 1.1447298858494001741;
+
+// Reductions with 8 independent partial sums combined in a fixed tree: the
+// loop vectorizes without -ffast-math and the result does not depend on the
+// vector width.
+template <class F>
+inline double reduce8(int64_t n, F f) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += f(i + j);
+  double s = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+  for (; i < n; ++i) s += f(i);
+  return s;
+}
+
+inline double max8(int64_t n, const double* x) {
+  double acc[8] = {-vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+  double m = acc[0];
+  for (int j = 1; j < 8; ++j) m = acc[j] > m ? acc[j] : m;
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+inline int64_t row(const int64_t* pidx, int64_t i) { return pidx ? pidx[i] : 0; }
+inline double weight(const double* w, int64_t i) { return w ? w[i] : 1.0; }
+
+// ---- small dense SPD algebra (row-major) ----
+
+// In-place lower Cholesky factor of A (D x D); returns false if not PD.
+bool cholesky(int64_t D, double* L) {
+  for (int64_t j = 0; j < D; ++j) {
+    double d = L[j * D + j];
+    for (int64_t k = 0; k < j; ++k) d -= L[j * D + k] * L[j * D + k];
+    if (!(d > 0.0)) return false;  // also rejects NaN
+    const double ljj = __builtin_sqrt(d);
+    L[j * D + j] = ljj;
+    for (int64_t i = j + 1; i < D; ++i) {
+      double s = L[i * D + j];
+      for (int64_t k = 0; k < j; ++k) s -= L[i * D + k] * L[j * D + k];
+      L[i * D + j] = s / ljj;
+    }
+    for (int64_t i = 0; i < j; ++i) L[i * D + j] = 0.0;  // clear the upper triangle
+  }
+  return true;
+}
+
+// inv = (L L^T)^-1 given the Cholesky factor L.
+void choleskyInverse(int64_t D, const double* L, double* inv) {
+  // Solve L L^T x = e_c column by column; columns stored in inv's column c.
+  for (int64_t c = 0; c < D; ++c) {
+    // forward: L y = e_c (y kept in inv[:, c])
+    for (int64_t i = 0; i < D; ++i) {
+      double s = i == c ? 1.0 : 0.0;
+      for (int64_t k = 0; k < i; ++k) s -= L[i * D + k] * inv[k * D + c];
+      inv[i * D + c] = s / L[i * D + i];
+    }
+    // backward: L^T x = y
+    for (int64_t i = D - 1; i >= 0; --i) {
+      double s = inv[i * D + c];
+      for (int64_t k = i + 1; k < D; ++k) s -= L[k * D + i] * inv[k * D + c];
+      inv[i * D + c] = s / L[i * D + i];
+    }
+  }
+  // symmetrize rounding
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = i + 1; j < D; ++j) {
+      const double v = 0.5 * (inv[i * D + j] + inv[j * D + i]);
+      inv[i * D + j] = v;
+      inv[j * D + i] = v;
+    }
+}
+
+double logdetFromCholesky(int64_t D, const double* L) {
+  double s = 0.0;
+  for (int64_t i = 0; i < D; ++i) s += vm::log(L[i * D + i]);
+  return 2.0 * s;
+}
+
+double lmvgamma(int64_t D, double a) {
+  double r = 0.25 * static_cast<double>(D * (D - 1)) * kLogPi;
+  for (int64_t i = 1; i <= D; ++i) r += vm::lgamma_pos(a + 0.5 * static_cast<double>(1 - i));
+  return r;
+}
+
+double mvdigamma(int64_t D, double a) {
+  double r = 0.0;
+  for (int64_t i = 1; i <= D; ++i) r += vm::digamma_pos(a + 0.5 * static_cast<double>(1 - i));
+  return r;
+}
+
+// Dirichlet pieces on one row of alpha.
+double dirichletLogB(int64_t K, const double* alpha) {
+  const double s = reduce8(K, [&](int64_t k) { return alpha[k]; });
+  const double lg = reduce8(K, [&](int64_t k) { return vm::lgamma_pos(alpha[k]); });
+  return lg - vm::lgamma_pos(s);
+}
+
+// Wishart: from eta (D*D + 1) compute S^-1 (=-2 eta1) Cholesky and nu.
+struct WishartParts {
+  double nu;
+  double logdetS;  // log |S| = -log |S^-1|
+  bool ok;
+};
+
+WishartParts wishartParts(int64_t D, const double* eta, double* L) {
+  for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[i];
+  WishartParts p;
+  p.nu = 2.0 * eta[D * D] + static_cast<double>(D + 1);
+  p.ok = cholesky(D, L) && p.nu > static_cast<double>(D - 1);
+  p.logdetS = p.ok ? -logdetFromCholesky(D, L) : vm::kNaN;
+  return p;
+}
+
+double wishartElogdet(int64_t D, double nu, double logdetS) {
+  return mvdigamma(D, 0.5 * nu) + static_cast<double>(D) * kLog2 + logdetS;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ===== Vector helpers =====
+
+void ppc_axpy(int64_t n, double w, const double* x, double* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += w * x[i];
+}
+
+double ppc_dot(int64_t n, const double* x, const double* y) {
+  return reduce8(n, [&](int64_t i) { return x[i] * y[i]; });
+}
+
+double ppc_logsumexp(int64_t n, const double* x) {
+  if (n <= 0) return -vm::kInf;
+  const double m = max8(n, x);
+  if (!(m > -vm::kInf) || m == vm::kInf) return m;  // all -inf, +inf, or NaN
+  const double s = reduce8(n, [&](int64_t i) { return vm::exp(x[i] - m); });
+  return m + vm::log(s);
+}
+
+double ppc_softmax_inplace(int64_t n, double* x) {
+  if (n <= 0) return -vm::kInf;
+  const double m = max8(n, x);
+  for (int64_t i = 0; i < n; ++i) x[i] = vm::exp(x[i] - m);
+  const double s = reduce8(n, [&](int64_t i) { return x[i]; });
+  const double inv = 1.0 / s;
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+  return m + vm::log(s);
+}
+
+// ===== SPD algebra =====
+
+int ppc_spd_inverse_logdet(int64_t D, const double* A, double* inv, double* logdet, double* scratch) {
+  for (int64_t i = 0; i < D * D; ++i) scratch[i] = A[i];
+  if (!cholesky(D, scratch)) return 1;
+  choleskyInverse(D, scratch, inv);
+  *logdet = logdetFromCholesky(D, scratch);
+  return 0;
+}
+
+// ===== Point masses =====
+
+void ppc_gamma_pointmass_stats(double x, double* stats) {
+  stats[0] = x;
+  stats[1] = vm::log(x);
+}
+
+void ppc_gaussian_pointmass_stats(double x, double* stats) {
+  stats[0] = x;
+  stats[1] = x * x;
+}
+
+void ppc_dirichlet_pointmass_stats(int64_t K, const double* p, double* stats) {
+  for (int64_t k = 0; k < K; ++k) stats[k] = vm::log(p[k]);
+}
+
+void ppc_mvgaussian_pointmass_stats(int64_t D, const double* x, double* stats) {
+  for (int64_t i = 0; i < D; ++i) stats[i] = x[i];
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j) stats[D + i * D + j] = x[i] * x[j];
+}
+
+int ppc_wishart_pointmass_stats(int64_t D, const double* lambda, double* stats, double* scratch) {
+  for (int64_t i = 0; i < D * D; ++i) {
+    stats[i] = lambda[i];
+    scratch[i] = lambda[i];
+  }
+  if (!cholesky(D, scratch)) return 1;
+  stats[D * D] = logdetFromCholesky(D, scratch);
+  return 0;
+}
+
+// ===== Dirichlet =====
+
+void ppc_dirichlet_elog_n(int64_t n, int64_t K, const double* alpha, double* elog) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double* a = alpha + i * K;
+    double* e = elog + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return a[k]; });
+    const double ds = vm::digamma_pos(s);
+    for (int64_t k = 0; k < K; ++k) e[k] = vm::digamma_pos(a[k]) - ds;
+  }
+}
+
+void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* eta, double* elog) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double* a = eta + i * K;
+    double* e = elog + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return a[k] + 1.0; });
+    const double ds = vm::digamma_pos(s);
+    for (int64_t k = 0; k < K; ++k) e[k] = vm::digamma_pos(a[k] + 1.0) - ds;
+  }
+}
+
+double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* e = eta + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return e[k] + 1.0; });
+    const double lg = reduce8(K, [&](int64_t k) { return vm::lgamma_pos(e[k] + 1.0); });
+    total += lg - vm::lgamma_pos(s);
+  }
+  return total;
+}
+
+double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta) {
+  // H = log B(alpha) + (alpha0 - K) psi(alpha0) - sum_k (alpha_k - 1) psi(alpha_k)
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* e = eta + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return e[k] + 1.0; });
+    const double lg = reduce8(K, [&](int64_t k) { return vm::lgamma_pos(e[k] + 1.0); });
+    const double dg = reduce8(K, [&](int64_t k) { return e[k] * vm::digamma_pos(e[k] + 1.0); });
+    total += (lg - vm::lgamma_pos(s)) + (s - static_cast<double>(K)) * vm::digamma_pos(s) - dg;
+  }
+  return total;
+}
+
+double ppc_dirichlet_kl_n(int64_t n, int64_t K, const double* eta_q, const double* eta_p) {
+  // KL = A(p) - A(q) - <eta_p - eta_q, E_q log x>
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* q = eta_q + i * K;
+    const double* p = eta_p + i * K;
+    const double sq = reduce8(K, [&](int64_t k) { return q[k] + 1.0; });
+    const double sp = reduce8(K, [&](int64_t k) { return p[k] + 1.0; });
+    const double dsq = vm::digamma_pos(sq);
+    const double v = reduce8(K, [&](int64_t k) {
+      return vm::lgamma_pos(p[k] + 1.0) - vm::lgamma_pos(q[k] + 1.0) -
+             (p[k] - q[k]) * (vm::digamma_pos(q[k] + 1.0) - dsq);
+    });
+    total += v - vm::lgamma_pos(sp) + vm::lgamma_pos(sq);
+  }
+  return total;
+}
+
+void ppc_dirichlet_probs_avglog(int64_t K, const double* alpha, double w, double* dst) {
+  for (int64_t k = 0; k < K; ++k) dst[k] += w * (alpha[k] - 1.0);
+}
+
+void ppc_dirichlet_probs_avglog_n(int64_t n, int64_t K, const double* alpha, double w, double* dst) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < K; ++k) dst[i * K + k] += w * (alpha[k] - 1.0);
+}
+
+double ppc_dirichlet_avglogfactor(int64_t K, const double* alpha, const double* elog_p) {
+  return -dirichletLogB(K, alpha) + reduce8(K, [&](int64_t k) { return (alpha[k] - 1.0) * elog_p[k]; });
+}
+
+double ppc_dirichlet_avglogfactor_n(int64_t n, int64_t K, const double* alpha, const double* elog_p) {
+  const double logB = dirichletLogB(K, alpha);
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* e = elog_p + i * K;
+    total += reduce8(K, [&](int64_t k) { return (alpha[k] - 1.0) * e[k]; });
+  }
+  return total - static_cast<double>(n) * logB;
+}
+
+// ===== Beta =====
+
+void ppc_beta_p_avglog(double a, double b, double w, double* dst) {
+  dst[0] += w * (a - 1.0);
+  dst[1] += w * (b - 1.0);
+}
+
+double ppc_beta_avglogfactor(double a, double b, const double* stats_p) {
+  const double logB = vm::lgamma_pos(a) + vm::lgamma_pos(b) - vm::lgamma_pos(a + b);
+  return -logB + (a - 1.0) * stats_p[0] + (b - 1.0) * stats_p[1];
+}
+
+// ===== Categorical =====
+
+void ppc_categorical_stats_n(int64_t n, int64_t K, const double* eta, double* probs) {
+  for (int64_t i = 0; i < n; ++i) {
+    double* p = probs + i * K;
+    const double* e = eta + i * K;
+    if (p != e)
+      for (int64_t k = 0; k < K; ++k) p[k] = e[k];
+    ppc_softmax_inplace(K, p);
+  }
+}
+
+double ppc_categorical_lognorm_n(int64_t n, int64_t K, const double* eta) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += ppc_logsumexp(K, eta + i * K);
+  return total;
+}
+
+double ppc_categorical_entropy_n(int64_t n, int64_t K, const double* probs) {
+  return -reduce8(n * K, [&](int64_t i) { return probs[i] > 0.0 ? probs[i] * vm::log(probs[i]) : 0.0; });
+}
+
+double ppc_categorical_kl_n(int64_t n, int64_t K, const double* probs_q, const double* probs_p) {
+  return reduce8(n * K, [&](int64_t i) {
+    const double q = probs_q[i];
+    return q > 0.0 ? q * (vm::log(q) - vm::log(probs_p[i])) : 0.0;
+  });
+}
+
+void ppc_categorical_probs_avglog(int64_t K, const double* probs_x, double w, double* dst) {
+  for (int64_t k = 0; k < K; ++k) dst[k] += w * probs_x[k];
+}
+
+void ppc_categorical_probs_avglog_obs(int64_t /*K*/, int64_t x, double w, double* dst) { dst[x] += w; }
+
+void ppc_categorical_probs_avglog_obs_n(int64_t n, int64_t K, const int64_t* x, const int64_t* pidx,
+                                        const double* w, double* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[row(pidx, i) * K + x[i]] += weight(w, i);
+}
+
+void ppc_categorical_sample_avglog(int64_t K, const double* elog_p, double w, double* dst) {
+  for (int64_t k = 0; k < K; ++k) dst[k] += w * elog_p[k];
+}
+
+double ppc_categorical_avglogfactor(int64_t K, const double* probs_x, const double* elog_p) {
+  // 0 * (-inf) = 0: a category with q = 0 contributes nothing even if E log p = -inf.
+  return reduce8(K, [&](int64_t k) { return probs_x[k] > 0.0 ? probs_x[k] * elog_p[k] : 0.0; });
+}
+
+double ppc_categorical_avglogfactor_obs(int64_t /*K*/, int64_t x, const double* elog_p) { return elog_p[x]; }
+
+double ppc_categorical_avglogfactor_obs_n(int64_t n, int64_t K, const int64_t* x, const int64_t* pidx,
+                                          const double* w, const double* elog_p) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += weight(w, i) * elog_p[row(pidx, i) * K + x[i]];
+  return total;
+}
+
+// ===== Bernoulli =====
+
+void ppc_bernoulli_stats_n(int64_t n, const double* eta, double* p) {
+  for (int64_t i = 0; i < n; ++i) p[i] = 1.0 / (1.0 + vm::exp(-eta[i]));
+}
+
+double ppc_bernoulli_lognorm_n(int64_t n, const double* eta) {
+  return reduce8(n, [&](int64_t i) { return vm::softplus(eta[i]); });
+}
+
+double ppc_bernoulli_entropy_n(int64_t n, const double* p) {
+  return -reduce8(n, [&](int64_t i) {
+    const double a = p[i], b = 1.0 - p[i];
+    return (a > 0.0 ? a * vm::log(a) : 0.0) + (b > 0.0 ? b * vm::log(b) : 0.0);
+  });
+}
+
+double ppc_bernoulli_kl_n(int64_t n, const double* p_q, const double* p_p) {
+  return reduce8(n, [&](int64_t i) {
+    const double a = p_q[i], b = 1.0 - p_q[i];
+    return (a > 0.0 ? a * (vm::log(a) - vm::log(p_p[i])) : 0.0) +
+           (b > 0.0 ? b * (vm::log(b) - vm::log(1.0 - p_p[i])) : 0.0);
+  });
+}
+
+void ppc_bernoulli_p_avglog(double ex, double w, double* dst) {
+  dst[0] += w * ex;
+  dst[1] += w * (1.0 - ex);
+}
+
+void ppc_bernoulli_p_avglog_obs_n(int64_t n, const double* ex, const int64_t* pidx, const double* w,
+                                  double* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    double* d = dst + 2 * row(pidx, i);
+    const double wi = weight(w, i);
+    d[0] += wi * ex[i];
+    d[1] += wi * (1.0 - ex[i]);
+  }
+}
+
+void ppc_bernoulli_sample_avglog(const double* stats_p, double w, double* dst) {
+  dst[0] += w * (stats_p[0] - stats_p[1]);
+}
+
+double ppc_bernoulli_avglogfactor(double ex, const double* stats_p) {
+  return (ex > 0.0 ? ex * stats_p[0] : 0.0) + (ex < 1.0 ? (1.0 - ex) * stats_p[1] : 0.0);
+}
+
+double ppc_bernoulli_avglogfactor_obs_n(int64_t n, const double* ex, const int64_t* pidx, const double* w,
+                                        const double* stats_p) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += weight(w, i) * ppc_bernoulli_avglogfactor(ex[i], stats_p + 2 * row(pidx, i));
+  return total;
+}
+
+// ===== Gamma =====
+
+void ppc_gamma_stats_n(int64_t n, const double* eta, double* stats) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double b = -eta[2 * i], a = eta[2 * i + 1] + 1.0;
+    stats[2 * i] = a / b;
+    stats[2 * i + 1] = vm::digamma_pos(a) - vm::log(b);
+  }
+}
+
+double ppc_gamma_lognorm_n(int64_t n, const double* eta) {
+  return reduce8(n, [&](int64_t i) {
+    const double b = -eta[2 * i], a = eta[2 * i + 1] + 1.0;
+    return vm::lgamma_pos(a) - a * vm::log(b);
+  });
+}
+
+double ppc_gamma_entropy_n(int64_t n, const double* eta) {
+  // H = a - log b + lgamma(a) + (1 - a) psi(a)
+  return reduce8(n, [&](int64_t i) {
+    const double b = -eta[2 * i], a = eta[2 * i + 1] + 1.0;
+    return a - vm::log(b) + vm::lgamma_pos(a) + (1.0 - a) * vm::digamma_pos(a);
+  });
+}
+
+double ppc_gamma_kl_n(int64_t n, const double* eta_q, const double* eta_p) {
+  // KL = (aq - ap) psi(aq) - lgamma(aq) + lgamma(ap) + ap (log bq - log bp) + aq (bp - bq) / bq
+  return reduce8(n, [&](int64_t i) {
+    const double bq = -eta_q[2 * i], aq = eta_q[2 * i + 1] + 1.0;
+    const double bp = -eta_p[2 * i], ap = eta_p[2 * i + 1] + 1.0;
+    return (aq - ap) * vm::digamma_pos(aq) - vm::lgamma_pos(aq) + vm::lgamma_pos(ap) +
+           ap * (vm::log(bq) - vm::log(bp)) + aq * (bp - bq) / bq;
+  });
+}
+
+void ppc_gamma_sample_avglog(double shape, const double* stats_rate, double w, double* dst) {
+  dst[0] -= w * stats_rate[0];
+  dst[1] += w * (shape - 1.0);
+}
+
+void ppc_gamma_rate_avglog(double shape, const double* stats_x, double w, double* dst) {
+  dst[0] -= w * stats_x[0];
+  dst[1] += w * shape;
+}
+
+void ppc_gamma_rate_avglog_obs_n(int64_t n, double shape, const double* x, const int64_t* pidx,
+                                 const double* w, double* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    double* d = dst + 2 * row(pidx, i);
+    const double wi = weight(w, i);
+    d[0] -= wi * x[i];
+    d[1] += wi * shape;
+  }
+}
+
+double ppc_gamma_avglogfactor(double shape, const double* stats_x, const double* stats_rate) {
+  return shape * stats_rate[1] - vm::lgamma_pos(shape) + (shape - 1.0) * stats_x[1] - stats_rate[0] * stats_x[0];
+}
+
+double ppc_gamma_avglogfactor_obs_n(int64_t n, double shape, const double* x, const int64_t* pidx,
+                                    const double* w, const double* stats_rate) {
+  const double lg = vm::lgamma_pos(shape);
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* s = stats_rate + 2 * row(pidx, i);
+    total += weight(w, i) * (shape * s[1] - lg + (shape - 1.0) * vm::log(x[i]) - s[0] * x[i]);
+  }
+  return total;
+}
+
+// ===== Poisson =====
+
+void ppc_poisson_stats_n(int64_t n, const double* eta, double* mean) {
+  for (int64_t i = 0; i < n; ++i) mean[i] = vm::exp(eta[i]);
+}
+
+double ppc_poisson_lognorm_n(int64_t n, const double* eta) {
+  return reduce8(n, [&](int64_t i) { return vm::exp(eta[i]); });
+}
+
+double ppc_poisson_elogfact(double rate) {
+  if (!(rate > 0.0)) return 0.0;  // point mass at 0 (log 0! = 0)
+  if (rate > 1000.0) {
+    // H(Poisson) = log(2 pi e rate)/2 - 1/(12 rate) - 1/(24 rate^2) - 19/(360 rate^3) + O(rate^-4)
+    // and E log x! = H - rate (1 - log rate).
+    const double ir = 1.0 / rate;
+    const double H = 0.5 * (kLog2Pi + 1.0 + vm::log(rate)) - ir * (1.0 / 12 + ir * (1.0 / 24 + ir * (19.0 / 360)));
+    return H - rate * (1.0 - vm::log(rate));
+  }
+  // Exact sum over the window that holds all but ~1e-20 of the mass.
+  const double sd = __builtin_sqrt(rate);
+  const double lo = rate - 12.0 * sd - 10.0;
+  const int64_t k0 = lo > 0.0 ? static_cast<int64_t>(lo) : 0;
+  const int64_t k1 = static_cast<int64_t>(rate + 12.0 * sd + 20.0);
+  const double lr = vm::log(rate);
+  double s = 0.0;
+  for (int64_t k = k0; k <= k1; ++k) {
+    const double lf = vm::lgamma_pos(static_cast<double>(k) + 1.0);
+    s += vm::exp(static_cast<double>(k) * lr - rate - lf) * lf;
+  }
+  return s;
+}
+
+double ppc_poisson_entropy_n(int64_t n, const double* eta) {
+  // -sum_k p_k log p_k directly (no cancellation between rate log rate and
+  // E log x!); the asymptotic series above rate 1000.
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double rate = vm::exp(eta[i]);
+    if (rate > 1000.0) {
+      const double ir = 1.0 / rate;
+      total += 0.5 * (kLog2Pi + 1.0 + eta[i]) - ir * (1.0 / 12 + ir * (1.0 / 24 + ir * (19.0 / 360)));
+      continue;
+    }
+    const double sd = __builtin_sqrt(rate);
+    const double lo = rate - 12.0 * sd - 10.0;
+    const int64_t k0 = lo > 0.0 ? static_cast<int64_t>(lo) : 0;
+    const int64_t k1 = static_cast<int64_t>(rate + 12.0 * sd + 20.0);
+    double h = 0.0;
+    for (int64_t k = k0; k <= k1; ++k) {
+      const double lp = static_cast<double>(k) * eta[i] - rate - vm::lgamma_pos(static_cast<double>(k) + 1.0);
+      h -= vm::exp(lp) * lp;
+    }
+    total += h;
+  }
+  return total;
+}
+
+double ppc_poisson_kl_n(int64_t n, const double* eta_q, const double* eta_p) {
+  // KL = lq (log lq - log lp) - lq + lp
+  return reduce8(n, [&](int64_t i) {
+    const double lq = vm::exp(eta_q[i]), lp = vm::exp(eta_p[i]);
+    return lq * (eta_q[i] - eta_p[i]) - lq + lp;
+  });
+}
+
+void ppc_poisson_rate_avglog(double ex, double w, double* dst) {
+  dst[0] -= w;
+  dst[1] += w * ex;
+}
+
+void ppc_poisson_rate_avglog_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                   double* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    double* d = dst + 2 * row(pidx, i);
+    const double wi = weight(w, i);
+    d[0] -= wi;
+    d[1] += wi * x[i];
+  }
+}
+
+void ppc_poisson_sample_avglog(const double* stats_rate, double w, double* dst) { dst[0] += w * stats_rate[1]; }
+
+double ppc_poisson_avglogfactor(double ex, double elogfact_x, const double* stats_rate) {
+  return ex * stats_rate[1] - stats_rate[0] - elogfact_x;
+}
+
+double ppc_poisson_avglogfactor_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                      const double* stats_rate) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* s = stats_rate + 2 * row(pidx, i);
+    total += weight(w, i) * (x[i] * s[1] - s[0] - vm::lgamma_pos(x[i] + 1.0));
+  }
+  return total;
+}
+
+// ===== Gaussian =====
+
+void ppc_gaussian_stats_n(int64_t n, const double* eta, double* stats) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double tau = -2.0 * eta[2 * i + 1];
+    const double mu = eta[2 * i] / tau;
+    stats[2 * i] = mu;
+    stats[2 * i + 1] = mu * mu + 1.0 / tau;
+  }
+}
+
+double ppc_gaussian_lognorm_n(int64_t n, const double* eta) {
+  return reduce8(n, [&](int64_t i) {
+    const double tau = -2.0 * eta[2 * i + 1];
+    return 0.5 * eta[2 * i] * eta[2 * i] / tau - 0.5 * vm::log(tau);
+  });
+}
+
+double ppc_gaussian_entropy_n(int64_t n, const double* eta) {
+  return reduce8(n, [&](int64_t i) { return 0.5 * (1.0 + kLog2Pi - vm::log(-2.0 * eta[2 * i + 1])); });
+}
+
+double ppc_gaussian_kl_n(int64_t n, const double* eta_q, const double* eta_p) {
+  // KL = (log(tq/tp) + tp/tq + tp (mq - mp)^2 - 1) / 2
+  return reduce8(n, [&](int64_t i) {
+    const double tq = -2.0 * eta_q[2 * i + 1], tp = -2.0 * eta_p[2 * i + 1];
+    const double d = eta_q[2 * i] / tq - eta_p[2 * i] / tp;
+    return 0.5 * (vm::log(tq) - vm::log(tp) + tp / tq + tp * d * d - 1.0);
+  });
+}
+
+void ppc_gaussian_sample_avglog(const double* stats_mean, const double* stats_prec, double w, double* dst) {
+  dst[0] += w * stats_prec[0] * stats_mean[0];
+  dst[1] -= 0.5 * w * stats_prec[0];
+}
+
+void ppc_gaussian_mean_avglog(const double* stats_x, const double* stats_prec, double w, double* dst) {
+  dst[0] += w * stats_prec[0] * stats_x[0];
+  dst[1] -= 0.5 * w * stats_prec[0];
+}
+
+void ppc_gaussian_mean_avglog_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                    const double* stats_prec, double* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = row(pidx, i);
+    const double wt = weight(w, i) * stats_prec[2 * r];
+    dst[2 * r] += wt * x[i];
+    dst[2 * r + 1] -= 0.5 * wt;
+  }
+}
+
+void ppc_gaussian_precision_avglog(const double* stats_x, const double* stats_mean, double w, double* dst) {
+  dst[0] -= 0.5 * w * (stats_x[1] - 2.0 * stats_x[0] * stats_mean[0] + stats_mean[1]);
+  dst[1] += 0.5 * w;
+}
+
+void ppc_gaussian_precision_avglog_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                         const double* stats_mean, double* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = row(pidx, i);
+    const double* m = stats_mean + 2 * r;
+    const double wi = weight(w, i);
+    dst[2 * r] -= 0.5 * wi * (x[i] * x[i] - 2.0 * x[i] * m[0] + m[1]);
+    dst[2 * r + 1] += 0.5 * wi;
+  }
+}
+
+double ppc_gaussian_avglogfactor(const double* stats_x, const double* stats_mean, const double* stats_prec) {
+  const double q = stats_x[1] - 2.0 * stats_x[0] * stats_mean[0] + stats_mean[1];
+  return 0.5 * (stats_prec[1] - kLog2Pi) - 0.5 * stats_prec[0] * q;
+}
+
+double ppc_gaussian_avglogfactor_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                       const double* stats_mean, const double* stats_prec) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = row(pidx, i);
+    const double* m = stats_mean + 2 * r;
+    const double* t = stats_prec + 2 * r;
+    const double q = x[i] * x[i] - 2.0 * x[i] * m[0] + m[1];
+    total += weight(w, i) * (0.5 * (t[1] - kLog2Pi) - 0.5 * t[0] * q);
+  }
+  return total;
+}
+
+// ===== MvGaussian =====
+
+int ppc_mvgaussian_stats(int64_t D, const double* eta, double* stats, double* scratch) {
+  double* L = scratch;           // D*D
+  double* cov = scratch + D * D; // D*D
+  for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[D + i];
+  if (!cholesky(D, L)) return 1;
+  choleskyInverse(D, L, cov);
+  for (int64_t i = 0; i < D; ++i) {
+    double s = 0.0;
+    for (int64_t j = 0; j < D; ++j) s += cov[i * D + j] * eta[j];
+    stats[i] = s;
+  }
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j) stats[D + i * D + j] = cov[i * D + j] + stats[i] * stats[j];
+  return 0;
+}
+
+double ppc_mvgaussian_lognorm(int64_t D, const double* eta, double* scratch) {
+  double* L = scratch;
+  double* y = scratch + D * D;  // D
+  for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[D + i];
+  if (!cholesky(D, L)) return vm::kNaN;
+  // mu^T Lambda mu = h^T Lambda^-1 h = |L^-1 h|^2
+  double q = 0.0;
+  for (int64_t i = 0; i < D; ++i) {
+    double s = eta[i];
+    for (int64_t k = 0; k < i; ++k) s -= L[i * D + k] * y[k];
+    y[i] = s / L[i * D + i];
+    q += y[i] * y[i];
+  }
+  return 0.5 * q - 0.5 * logdetFromCholesky(D, L);
+}
+
+double ppc_mvgaussian_entropy(int64_t D, const double* eta, double* scratch) {
+  double* L = scratch;
+  for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[D + i];
+  if (!cholesky(D, L)) return vm::kNaN;
+  return 0.5 * static_cast<double>(D) * (1.0 + kLog2Pi) - 0.5 * logdetFromCholesky(D, L);
+}
+
+double ppc_mvgaussian_kl(int64_t D, const double* eta_q, const double* eta_p, double* scratch) {
+  // KL = A(p) - A(q) - <eta_p - eta_q, E_q T>; E_q T needs D + D*D doubles: use the tail of scratch.
+  double* stats = scratch + 2 * D * D + D;
+  if (ppc_mvgaussian_stats(D, eta_q, stats, scratch)) return vm::kNaN;
+  const double Ap = ppc_mvgaussian_lognorm(D, eta_p, scratch);
+  const double Aq = ppc_mvgaussian_lognorm(D, eta_q, scratch);
+  double inner = 0.0;
+  for (int64_t i = 0; i < D + D * D; ++i) inner += (eta_p[i] - eta_q[i]) * stats[i];
+  return Ap - Aq - inner;
+}
+
+void ppc_mvgaussian_sample_avglog(int64_t D, const double* stats_mean, const double* stats_prec, double w,
+                                  double* dst) {
+  for (int64_t i = 0; i < D; ++i) {
+    double s = 0.0;
+    for (int64_t j = 0; j < D; ++j) s += stats_prec[i * D + j] * stats_mean[j];
+    dst[i] += w * s;
+  }
+  for (int64_t i = 0; i < D * D; ++i) dst[D + i] -= 0.5 * w * stats_prec[i];
+}
+
+void ppc_mvgaussian_mean_avglog(int64_t D, const double* stats_x, const double* stats_prec, double w,
+                                double* dst) {
+  ppc_mvgaussian_sample_avglog(D, stats_x, stats_prec, w, dst);  // symmetric in x and mean
+}
+
+void ppc_mvgaussian_precision_avglog(int64_t D, const double* stats_x, const double* stats_mean, double w,
+                                     double* dst) {
+  const double* ex = stats_x;
+  const double* exx = stats_x + D;
+  const double* em = stats_mean;
+  const double* emm = stats_mean + D;
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j) {
+      const double c = exx[i * D + j] - ex[i] * em[j] - em[i] * ex[j] + emm[i * D + j];
+      dst[i * D + j] -= 0.5 * w * c;
+    }
+  dst[D * D] += 0.5 * w;
+}
+
+double ppc_mvgaussian_avglogfactor(int64_t D, const double* stats_x, const double* stats_mean,
+                                   const double* stats_prec) {
+  const double* ex = stats_x;
+  const double* exx = stats_x + D;
+  const double* em = stats_mean;
+  const double* emm = stats_mean + D;
+  double tr = 0.0;
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j) {
+      const double c = exx[j * D + i] - ex[j] * em[i] - em[j] * ex[i] + emm[j * D + i];
+      tr += stats_prec[i * D + j] * c;
+    }
+  return 0.5 * (stats_prec[D * D] - static_cast<double>(D) * kLog2Pi) - 0.5 * tr;
+}
+
+// ===== Wishart =====
+
+int ppc_wishart_stats(int64_t D, const double* eta, double* stats, double* scratch) {
+  double* L = scratch;
+  double* S = scratch + D * D;
+  const WishartParts p = wishartParts(D, eta, L);
+  if (!p.ok) return 1;
+  choleskyInverse(D, L, S);
+  for (int64_t i = 0; i < D * D; ++i) stats[i] = p.nu * S[i];
+  stats[D * D] = wishartElogdet(D, p.nu, p.logdetS);
+  return 0;
+}
+
+double ppc_wishart_lognorm_params(int64_t D, double nu, double logdet_S) {
+  return 0.5 * nu * logdet_S + 0.5 * nu * static_cast<double>(D) * kLog2 + lmvgamma(D, 0.5 * nu);
+}
+
+double ppc_wishart_lognorm(int64_t D, const double* eta, double* scratch) {
+  const WishartParts p = wishartParts(D, eta, scratch);
+  if (!p.ok) return vm::kNaN;
+  return ppc_wishart_lognorm_params(D, p.nu, p.logdetS);
+}
+
+double ppc_wishart_entropy(int64_t D, const double* eta, double* scratch) {
+  // H = A + nu D / 2 - (nu - D - 1)/2 E log|Lambda|
+  const WishartParts p = wishartParts(D, eta, scratch);
+  if (!p.ok) return vm::kNaN;
+  const double dd = static_cast<double>(D);
+  return ppc_wishart_lognorm_params(D, p.nu, p.logdetS) + 0.5 * p.nu * dd -
+         0.5 * (p.nu - dd - 1.0) * wishartElogdet(D, p.nu, p.logdetS);
+}
+
+double ppc_wishart_kl(int64_t D, const double* eta_q, const double* eta_p, double* scratch) {
+  double* stats = scratch + 2 * D * D + D;  // D*D + 1 more doubles
+  if (ppc_wishart_stats(D, eta_q, stats, scratch)) return vm::kNaN;
+  const double Ap = ppc_wishart_lognorm(D, eta_p, scratch);
+  const double Aq = ppc_wishart_lognorm(D, eta_q, scratch);
+  double inner = 0.0;
+  for (int64_t i = 0; i < D * D + 1; ++i) inner += (eta_p[i] - eta_q[i]) * stats[i];
+  return Ap - Aq - inner;
+}
+
+void ppc_wishart_sample_avglog(int64_t D, double nu, const double* S_inv, double w, double* dst) {
+  for (int64_t i = 0; i < D * D; ++i) dst[i] -= 0.5 * w * S_inv[i];
+  dst[D * D] += 0.5 * w * (nu - static_cast<double>(D) - 1.0);
+}
+
+double ppc_wishart_avglogfactor(int64_t D, double nu, const double* S_inv, double logdet_S,
+                                const double* stats_L) {
+  double tr = 0.0;
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j) tr += S_inv[i * D + j] * stats_L[j * D + i];
+  return 0.5 * (nu - static_cast<double>(D) - 1.0) * stats_L[D * D] - 0.5 * tr -
+         ppc_wishart_lognorm_params(D, nu, logdet_S);
+}
+
+// ===== Mixture inner loop =====
+
+double ppc_lda_token(int64_t K, const double* elog_theta, const double* elog_phi_w, double w, double* r,
+                     double* dst_theta, double* dst_phi_w) {
+  for (int64_t k = 0; k < K; ++k) r[k] = elog_theta[k] + elog_phi_w[k];
+  const double m = max8(K, r);
+  for (int64_t k = 0; k < K; ++k) r[k] = vm::exp(r[k] - m);
+  const double s = reduce8(K, [&](int64_t k) { return r[k]; });
+  const double inv = 1.0 / s;
+  const double winv = w * inv;
+  for (int64_t k = 0; k < K; ++k) {
+    const double e = r[k];
+    r[k] = e * inv;
+    dst_theta[k] += winv * e;
+    dst_phi_w[k] += winv * e;
+  }
+  return w * (m + vm::log(s));
+}
+
+double ppc_lda_doc(int64_t n, int64_t K, const int64_t* words, const double* counts, const double* elog_theta,
+                   const double* elog_phi_t, double* r, double* dst_theta, double* dst_phi_t) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = words[i];
+    total += ppc_lda_token(K, elog_theta, elog_phi_t + v * K, weight(counts, i), r, dst_theta, dst_phi_t + v * K);
+  }
+  return total;
+}
+
+// ===== Gates =====
+
+double ppc_cases_posterior(int64_t K, const double* ell, double* q) {
+  if (q != ell)
+    for (int64_t k = 0; k < K; ++k) q[k] = ell[k];
+  return ppc_softmax_inplace(K, q);
+}
+
+double ppc_cases_avglogfactor(int64_t K, const double* q, const double* ell) {
+  return reduce8(K, [&](int64_t k) { return q[k] > 0.0 ? q[k] * (ell[k] - vm::log(q[k])) : 0.0; });
+}
+
+void ppc_cases_selector_avglog(int64_t k, double branch_avglog, double w, double* dst) {
+  dst[k] += w * branch_avglog;
+}
+
+void ppc_cases_bernoulli_avglog(double ell_true, double ell_false, double w, double* dst) {
+  dst[0] += w * (ell_true - ell_false);
+}
+
+void ppc_gate_accumulate(int64_t n, const double* q, int64_t k, const double* msg, double* dst) {
+  const double qk = q[k];
+  for (int64_t i = 0; i < n; ++i) dst[i] += qk * msg[i];
+}
+
+}  // extern "C"

@@ -1,0 +1,306 @@
+// VMP operator kernels: messages ("AverageLogarithm", Infer.NET naming),
+// ELBO terms ("AverageLogFactor" = E_q[log f]), expected sufficient
+// statistics, log-normalizers, entropies and KL divergences, as extern "C"
+// functions over contiguous double arrays.
+//
+// Rules for every kernel: no exceptions, no allocation, no virtual calls, no
+// global state; arguments are plain pointers and int64 sizes. Preconditions
+// (valid parameters, indices in range, non-aliasing destination) are the
+// caller's: data and parameters are validated once, at load time, by
+// runtime/Distributions.h and the data loader. Kernels that need temporary
+// storage take a caller-provided `scratch` (size stated per kernel).
+//
+// ---------------------------------------------------------------------------
+// Layouts (see runtime/Distributions.h for the family definitions):
+//   natural parameters eta and expected statistics E[T] of one variable are
+//   flat arrays; a plate of n variables is row-major n x d.
+//     Dirichlet K  eta = alpha-1 [K]            stats = E log p [K]
+//     Beta         eta = (a-1, b-1)             stats = (E log p, E log(1-p))   (= Dirichlet K=2)
+//     Categorical  eta = log-potentials [K]     stats = probabilities [K]
+//     Bernoulli    eta = logit [1]              stats = P(x=1) [1]
+//     Gamma        eta = (-rate, shape-1)       stats = (E x, E log x)
+//     Poisson      eta = log rate [1]           stats = E x [1]
+//     Gaussian     eta = (tau mu, -tau/2)       stats = (E x, E x^2)
+//     MvGaussian D eta = (Lambda mu, -Lambda/2) stats = (E x [D], E x x^T [D*D])
+//     Wishart D    eta = (-S^-1/2, (nu-D-1)/2)  stats = (E Lambda [D*D], E log|Lambda|)
+//   A constant parent is passed as point-mass statistics (helpers
+//   ppc_*_pointmass_stats), e.g. a constant rate b as (b, log b); the
+//   kernels are then exactly the "constant argument" operators.
+//
+// Messages: every *_avglog kernel ACCUMULATES  dst += w * m, where m is the
+// natural-parameter message (the coefficients of the target's sufficient
+// statistics in E_{q(other args)}[log f]). The posterior natural parameter of
+// a variable is the sum of the messages from all its factors (the prior's
+// included). Plate-batch kernels take optional index arrays pidx (nullptr =
+// every element uses parent row 0) and optional weights w (nullptr = 1).
+//
+// ---------------------------------------------------------------------------
+// Operator table (factor, argument -> kernel; reads). "stats(v)" is the
+// expected sufficient statistics of variable v, "const" a compile-time or
+// data constant. These are the scheduler's dependency annotations.
+//
+//  factor                 | target | message kernel                    | reads
+//  -----------------------+--------+-----------------------------------+------------------------------
+//  p ~ Dirichlet(alpha)   | p      | ppc_dirichlet_probs_avglog[_n]    | const alpha
+//                         | ELBO   | ppc_dirichlet_avglogfactor[_n]    | const alpha, stats(p)
+//  p ~ Beta(a, b)         | p      | ppc_beta_p_avglog                 | const a, b
+//                         | ELBO   | ppc_beta_avglogfactor             | const a, b, stats(p)
+//  x ~ Categorical(p)     | p      | ppc_categorical_probs_avglog      | stats(x)   (obs: _obs[_n] reads x)
+//   (p Dirichlet or Beta) | x      | ppc_categorical_sample_avglog     | stats(p)
+//                         | ELBO   | ppc_categorical_avglogfactor[_obs[_n]] | stats(x), stats(p)
+//  x ~ Bernoulli(p)       | p      | ppc_bernoulli_p_avglog[_obs_n]    | stats(x)
+//   (p Beta)              | x      | ppc_bernoulli_sample_avglog       | stats(p)
+//                         | ELBO   | ppc_bernoulli_avglogfactor[_obs_n]| stats(x), stats(p)
+//  x ~ Gamma(a, b)        | x      | ppc_gamma_sample_avglog           | const a, stats(b)
+//   (a const; b const     | b      | ppc_gamma_rate_avglog[_obs_n]     | const a, stats(x)
+//    or Gamma)            | ELBO   | ppc_gamma_avglogfactor[_obs_n]    | const a, stats(x), stats(b)
+//  x ~ Poisson(l)         | l      | ppc_poisson_rate_avglog[_obs_n]   | stats(x)
+//   (l const or Gamma)    | x      | ppc_poisson_sample_avglog         | stats(l)
+//                         | ELBO   | ppc_poisson_avglogfactor[_obs_n]  | stats(x), E log x!, stats(l)
+//  x ~ Gaussian(m, t)     | x      | ppc_gaussian_sample_avglog        | stats(m), stats(t)
+//   (m const or Gaussian; | m      | ppc_gaussian_mean_avglog[_obs_n]  | stats(x), stats(t)
+//    t const or Gamma)    | t      | ppc_gaussian_precision_avglog[_obs_n] | stats(x), stats(m)
+//                         | ELBO   | ppc_gaussian_avglogfactor[_obs_n] | stats(x), stats(m), stats(t)
+//  x ~ MvGaussian(m, L)   | x      | ppc_mvgaussian_sample_avglog      | stats(m), stats(L)
+//   (m const or MvGauss.; | m      | ppc_mvgaussian_mean_avglog        | stats(x), stats(L)
+//    L const or Wishart)  | L      | ppc_mvgaussian_precision_avglog   | stats(x), stats(m)
+//                         | ELBO   | ppc_mvgaussian_avglogfactor       | stats(x), stats(m), stats(L)
+//  L ~ Wishart(nu, S)     | L      | ppc_wishart_sample_avglog         | const nu, S^-1
+//                         | ELBO   | ppc_wishart_avglogfactor          | const nu, S^-1, log|S|, stats(L)
+//  x ~ Categorical(phi(z))| z, th, | ppc_lda_token / ppc_lda_doc       | stats(theta), stats(phi)[.,x]
+//   z ~ Categorical(th)   | phi    |   (writes q(z) to r; accumulates into theta's and phi's eta)
+//  cases(c), branches k   | c      | ppc_cases_selector_avglog (K-ary), ppc_cases_bernoulli_avglog
+//                         |        |   reads the branches' avglogfactor sums ell_k
+//                         | q(c)   | ppc_cases_posterior               | ell (log prior + branch ELBO)
+//                         | ELBO   | ppc_cases_avglogfactor            | q(c), ell
+//  enter/exit of branch k | any    | ppc_gate_accumulate               | q(c), branch message
+//
+// Per-variable kernels (any factor graph): ppc_<family>_stats_n (eta -> E[T]),
+// ppc_<family>_lognorm_n, ppc_<family>_entropy_n, ppc_<family>_kl_n.
+// The ELBO of a model is sum_factors avglogfactor + sum_latents entropy.
+#pragma once
+
+#include <cstdint>
+
+/// Scratch size (doubles) of the MvGaussian/Wishart kernels of dimension D.
+#define PPC_MV_SCRATCH(D) (3 * (D) * (D) + 2 * (D) + 1)
+
+extern "C" {
+
+// ===== Vector helpers (K-vectors; fixed summation order, so results do not
+// depend on the vector width the loop was compiled for) =====
+/// y[i] += w * x[i]
+void ppc_axpy(int64_t n, double w, const double* x, double* y);
+/// sum_i x[i] * y[i]
+double ppc_dot(int64_t n, const double* x, const double* y);
+/// log sum_i exp(x[i]); -inf for n == 0
+double ppc_logsumexp(int64_t n, const double* x);
+/// x <- softmax(x); returns logsumexp of the input
+double ppc_softmax_inplace(int64_t n, double* x);
+
+// ===== Small SPD linear algebra (row-major D x D) =====
+/// inv = A^-1 and *logdet = log|A| by Cholesky; scratch >= D*D. Returns 0, or
+/// 1 when A is not (numerically) positive definite (inv, logdet then unspecified).
+int ppc_spd_inverse_logdet(int64_t D, const double* A, double* inv, double* logdet, double* scratch);
+
+// ===== Point-mass statistics of constants (constant parents) =====
+void ppc_gamma_pointmass_stats(double x, double* stats);     ///< (x, log x)
+void ppc_gaussian_pointmass_stats(double x, double* stats);  ///< (x, x^2)
+void ppc_dirichlet_pointmass_stats(int64_t K, const double* p, double* stats);  ///< log p
+void ppc_mvgaussian_pointmass_stats(int64_t D, const double* x, double* stats); ///< (x, x x^T)
+/// (Lambda, log|Lambda|); scratch >= D*D; returns 1 if Lambda is not SPD.
+int ppc_wishart_pointmass_stats(int64_t D, const double* lambda, double* stats, double* scratch);
+
+// ===== Dirichlet (and Beta as K = 2), n rows of K =====
+/// elog[i,k] = psi(alpha[i,k]) - psi(sum_k alpha[i,k])
+void ppc_dirichlet_elog_n(int64_t n, int64_t K, const double* alpha, double* elog);
+/// stats from natural parameters: alpha = eta + 1
+void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* eta, double* elog);
+/// sum_i A(eta_i) = sum_i [sum_k lgamma(alpha_ik) - lgamma(sum_k alpha_ik)]
+double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta);
+double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta);
+double ppc_dirichlet_kl_n(int64_t n, int64_t K, const double* eta_q, const double* eta_p);
+/// Dirichlet(alpha) factor -> p: dst += w * (alpha - 1)
+void ppc_dirichlet_probs_avglog(int64_t K, const double* alpha, double w, double* dst);
+/// the same for n variables sharing alpha: dst[i,:] += w * (alpha - 1)
+void ppc_dirichlet_probs_avglog_n(int64_t n, int64_t K, const double* alpha, double w, double* dst);
+/// E[log Dir(p; alpha)] = -log B(alpha) + sum_k (alpha_k - 1) E log p_k
+double ppc_dirichlet_avglogfactor(int64_t K, const double* alpha, const double* elog_p);
+/// sum over n variables p_i ~ Dirichlet(alpha) with shared alpha, elog_p n x K
+double ppc_dirichlet_avglogfactor_n(int64_t n, int64_t K, const double* alpha, const double* elog_p);
+
+// ===== Beta factor (the variable is a Dirichlet K = 2) =====
+/// Beta(a, b) -> p: dst += w * (a - 1, b - 1)
+void ppc_beta_p_avglog(double a, double b, double w, double* dst);
+/// -log B(a, b) + (a-1) E log p + (b-1) E log(1-p);  stats_p = (E log p, E log(1-p))
+double ppc_beta_avglogfactor(double a, double b, const double* stats_p);
+
+// ===== Categorical =====
+/// rows of probabilities from natural parameters (softmax of each row)
+void ppc_categorical_stats_n(int64_t n, int64_t K, const double* eta, double* probs);
+/// sum_i logsumexp(eta_i)
+double ppc_categorical_lognorm_n(int64_t n, int64_t K, const double* eta);
+/// sum_i -sum_k q_ik log q_ik  (from probabilities; 0 log 0 = 0)
+double ppc_categorical_entropy_n(int64_t n, int64_t K, const double* probs);
+/// sum_i sum_k q_ik (log q_ik - log p_ik)  (from probabilities)
+double ppc_categorical_kl_n(int64_t n, int64_t K, const double* probs_q, const double* probs_p);
+/// x ~ Categorical(p) -> p: dst += w * q(x)          (probs_x = stats(x))
+void ppc_categorical_probs_avglog(int64_t K, const double* probs_x, double w, double* dst);
+/// observed x -> p: dst[x] += w                      (0 <= x < K)
+void ppc_categorical_probs_avglog_obs(int64_t K, int64_t x, double w, double* dst);
+/// n observations: dst[pidx_i * K + x_i] += w_i
+void ppc_categorical_probs_avglog_obs_n(int64_t n, int64_t K, const int64_t* x, const int64_t* pidx,
+                                        const double* w, double* dst);
+/// -> x: dst += w * E log p
+void ppc_categorical_sample_avglog(int64_t K, const double* elog_p, double w, double* dst);
+/// sum_k q(x=k) E log p_k
+double ppc_categorical_avglogfactor(int64_t K, const double* probs_x, const double* elog_p);
+/// E log p_x for an observed x
+double ppc_categorical_avglogfactor_obs(int64_t K, int64_t x, const double* elog_p);
+/// sum_i w_i E log p[pidx_i, x_i]
+double ppc_categorical_avglogfactor_obs_n(int64_t n, int64_t K, const int64_t* x, const int64_t* pidx,
+                                          const double* w, const double* elog_p);
+
+// ===== Bernoulli =====
+void ppc_bernoulli_stats_n(int64_t n, const double* eta, double* p);     ///< p = sigmoid(eta)
+double ppc_bernoulli_lognorm_n(int64_t n, const double* eta);            ///< sum softplus(eta)
+double ppc_bernoulli_entropy_n(int64_t n, const double* p);              ///< from probabilities
+double ppc_bernoulli_kl_n(int64_t n, const double* p_q, const double* p_p);
+/// x ~ Bernoulli(p) -> p: dst += w * (E x, 1 - E x)
+void ppc_bernoulli_p_avglog(double ex, double w, double* dst);
+/// n observations/expectations ex_i (0/1 when observed): dst[2*pidx_i + (0,1)] += w_i (ex_i, 1-ex_i)
+void ppc_bernoulli_p_avglog_obs_n(int64_t n, const double* ex, const int64_t* pidx, const double* w,
+                                  double* dst);
+/// -> x: dst[0] += w * (E log p - E log(1-p))
+void ppc_bernoulli_sample_avglog(const double* stats_p, double w, double* dst);
+/// E x E log p + (1 - E x) E log(1-p)
+double ppc_bernoulli_avglogfactor(double ex, const double* stats_p);
+double ppc_bernoulli_avglogfactor_obs_n(int64_t n, const double* ex, const int64_t* pidx, const double* w,
+                                        const double* stats_p);
+
+// ===== Gamma(shape, rate) =====
+void ppc_gamma_stats_n(int64_t n, const double* eta, double* stats);    ///< (a/b, psi(a) - log b)
+double ppc_gamma_lognorm_n(int64_t n, const double* eta);               ///< lgamma(a) - a log b
+double ppc_gamma_entropy_n(int64_t n, const double* eta);
+double ppc_gamma_kl_n(int64_t n, const double* eta_q, const double* eta_p);
+/// x ~ Gamma(a, b) -> x: dst += w * (-E b, a - 1)
+void ppc_gamma_sample_avglog(double shape, const double* stats_rate, double w, double* dst);
+/// -> b: dst += w * (-E x, a)
+void ppc_gamma_rate_avglog(double shape, const double* stats_x, double w, double* dst);
+/// n observed x_i, rate row pidx_i: dst[2*pidx_i + :] += w_i (-x_i, a)
+void ppc_gamma_rate_avglog_obs_n(int64_t n, double shape, const double* x, const int64_t* pidx,
+                                 const double* w, double* dst);
+/// a E log b - lgamma(a) + (a-1) E log x - E b E x
+double ppc_gamma_avglogfactor(double shape, const double* stats_x, const double* stats_rate);
+double ppc_gamma_avglogfactor_obs_n(int64_t n, double shape, const double* x, const int64_t* pidx,
+                                    const double* w, const double* stats_rate);
+
+// ===== Poisson =====
+void ppc_poisson_stats_n(int64_t n, const double* eta, double* mean);   ///< exp(eta)
+double ppc_poisson_lognorm_n(int64_t n, const double* eta);
+/// E[log x!] for x ~ Poisson(rate) (exact sum up to rate 1000, asymptotic beyond)
+double ppc_poisson_elogfact(double rate);
+double ppc_poisson_entropy_n(int64_t n, const double* eta);
+double ppc_poisson_kl_n(int64_t n, const double* eta_q, const double* eta_p);
+/// x ~ Poisson(l) -> l: dst += w * (-1, E x)
+void ppc_poisson_rate_avglog(double ex, double w, double* dst);
+void ppc_poisson_rate_avglog_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                   double* dst);
+/// -> x: dst[0] += w * E log l
+void ppc_poisson_sample_avglog(const double* stats_rate, double w, double* dst);
+/// E x E log l - E l - E log x!
+double ppc_poisson_avglogfactor(double ex, double elogfact_x, const double* stats_rate);
+/// observed counts: sum_i w_i (x_i E log l - E l - lgamma(x_i + 1))
+double ppc_poisson_avglogfactor_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                      const double* stats_rate);
+
+// ===== Gaussian(mean, precision) =====
+void ppc_gaussian_stats_n(int64_t n, const double* eta, double* stats); ///< (mu, mu^2 + 1/tau)
+double ppc_gaussian_lognorm_n(int64_t n, const double* eta);            ///< tau mu^2/2 - log(tau)/2
+double ppc_gaussian_entropy_n(int64_t n, const double* eta);
+double ppc_gaussian_kl_n(int64_t n, const double* eta_q, const double* eta_p);
+/// x ~ N(m, t) -> x: dst += w * (E t E m, -E t / 2)
+void ppc_gaussian_sample_avglog(const double* stats_mean, const double* stats_prec, double w, double* dst);
+/// -> m: dst += w * (E t E x, -E t / 2)
+void ppc_gaussian_mean_avglog(const double* stats_x, const double* stats_prec, double w, double* dst);
+void ppc_gaussian_mean_avglog_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                    const double* stats_prec, double* dst);
+/// -> t: dst += w * (-(E x^2 - 2 E x E m + E m^2)/2, 1/2)
+void ppc_gaussian_precision_avglog(const double* stats_x, const double* stats_mean, double w, double* dst);
+void ppc_gaussian_precision_avglog_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                         const double* stats_mean, double* dst);
+/// (E log t - log 2 pi)/2 - E t (E x^2 - 2 E x E m + E m^2)/2
+double ppc_gaussian_avglogfactor(const double* stats_x, const double* stats_mean, const double* stats_prec);
+/// observed x_i with parents at row pidx_i (both mean and precision)
+double ppc_gaussian_avglogfactor_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
+                                       const double* stats_mean, const double* stats_prec);
+
+// ===== MvGaussian(mean, precision), dimension D =====
+// Kernels taking `scratch` need PPC_MV_SCRATCH(D) = 3*D*D + 2*D + 1 doubles.
+/// returns 1 (stats unspecified) when -2 eta2 is not SPD
+int ppc_mvgaussian_stats(int64_t D, const double* eta, double* stats, double* scratch);
+/// A(eta) = mu^T Lambda mu / 2 - log|Lambda| / 2 (NaN when not SPD)
+double ppc_mvgaussian_lognorm(int64_t D, const double* eta, double* scratch);
+double ppc_mvgaussian_entropy(int64_t D, const double* eta, double* scratch);
+double ppc_mvgaussian_kl(int64_t D, const double* eta_q, const double* eta_p, double* scratch);
+/// x ~ N(m, L) -> x: dst += w * (E L E m, -E L / 2)
+void ppc_mvgaussian_sample_avglog(int64_t D, const double* stats_mean, const double* stats_prec, double w,
+                                  double* dst);
+/// -> m: dst += w * (E L E x, -E L / 2)
+void ppc_mvgaussian_mean_avglog(int64_t D, const double* stats_x, const double* stats_prec, double w,
+                                double* dst);
+/// -> L: dst += w * (-(E xx^T - E x E m^T - E m E x^T + E mm^T)/2, 1/2)
+void ppc_mvgaussian_precision_avglog(int64_t D, const double* stats_x, const double* stats_mean, double w,
+                                     double* dst);
+/// (E log|L| - D log 2 pi)/2 - tr(E L (E xx^T - E x E m^T - E m E x^T + E mm^T))/2
+double ppc_mvgaussian_avglogfactor(int64_t D, const double* stats_x, const double* stats_mean,
+                                   const double* stats_prec);
+
+// ===== Wishart(dof nu, scale S), dimension D; scratch: PPC_MV_SCRATCH(D) doubles =====
+/// returns 1 (stats unspecified) when -2 eta1 is not SPD
+int ppc_wishart_stats(int64_t D, const double* eta, double* stats, double* scratch);
+/// A = nu/2 log|S| + nu D/2 log 2 + log Gamma_D(nu/2) (NaN when not SPD)
+double ppc_wishart_lognorm(int64_t D, const double* eta, double* scratch);
+/// the same from (nu, log|S|) without a matrix
+double ppc_wishart_lognorm_params(int64_t D, double nu, double logdet_S);
+double ppc_wishart_entropy(int64_t D, const double* eta, double* scratch);
+double ppc_wishart_kl(int64_t D, const double* eta_q, const double* eta_p, double* scratch);
+/// Wishart(nu, S) -> L: dst += w * (-S^-1/2, (nu - D - 1)/2)
+void ppc_wishart_sample_avglog(int64_t D, double nu, const double* S_inv, double w, double* dst);
+/// (nu-D-1)/2 E log|L| - tr(S^-1 E L)/2 - A(nu, S)
+double ppc_wishart_avglogfactor(int64_t D, double nu, const double* S_inv, double logdet_S,
+                                const double* stats_L);
+
+// ===== Mixture inner loop (LDA: x ~ Categorical(phi(z)), z ~ Categorical(theta)) =====
+/// One token (or distinct word of a document) with count w:
+///   r = softmax(elog_theta + elog_phi_w)              (written to r, K doubles)
+///   dst_theta += w r ;  dst_phi_w += w r               (natural-parameter messages)
+/// Returns w * logsumexp(elog_theta + elog_phi_w), which equals
+///   w * (sum_k r_k (E log theta_k + E log phi_kw) - sum_k r_k log r_k),
+/// i.e. the token's E[log p(z|theta)] + E[log p(x|z,phi)] + H[q(z)] at the
+/// optimal q(z): the caller adds the Dirichlet avglogfactor and entropy terms.
+/// elog_phi_w, dst_phi_w are the K contiguous entries of word w (a V x K,
+/// word-major, layout of phi's statistics and messages).
+double ppc_lda_token(int64_t K, const double* elog_theta, const double* elog_phi_w, double w, double* r,
+                     double* dst_theta, double* dst_phi_w);
+/// All n (word, count) pairs of one document: words[i] indexes the V x K
+/// arrays elog_phi_t / dst_phi_t; counts may be nullptr (all 1). r: scratch of
+/// K doubles (holds the last token's q(z) on return). Returns the sum of the
+/// ppc_lda_token values.
+double ppc_lda_doc(int64_t n, int64_t K, const int64_t* words, const double* counts, const double* elog_theta,
+                   const double* elog_phi_t, double* r, double* dst_theta, double* dst_phi_t);
+
+// ===== Gates (VMP conditionals: if / case / switch) =====
+/// ell_k = log prior(c=k) + local ELBO of branch k. q = softmax(ell); returns
+/// logsumexp(ell) = sum_k q_k ell_k + H(q), the gate's ELBO contribution at the optimum.
+double ppc_cases_posterior(int64_t K, const double* ell, double* q);
+/// sum_k q_k ell_k - sum_k q_k log q_k for a given q (0 log 0 = 0).
+double ppc_cases_avglogfactor(int64_t K, const double* q, const double* ell);
+/// cases -> Categorical selector c: dst[k] += w * branch_avglog (the branch's summed avglogfactors)
+void ppc_cases_selector_avglog(int64_t k, double branch_avglog, double w, double* dst);
+/// if/else on a Bernoulli c: dst[0] += w * (ell_true - ell_false)  (logit message)
+void ppc_cases_bernoulli_avglog(double ell_true, double ell_false, double w, double* dst);
+/// enter/exit of branch k: dst += q[k] * msg  (n doubles) -- a branch's message weighted by q(c=k)
+void ppc_gate_accumulate(int64_t n, const double* q, int64_t k, const double* msg, double* dst);
+
+}  // extern "C"

@@ -1,0 +1,169 @@
+// Branch-free, inlinable elementary and special functions for the VMP runtime.
+//
+// Every function here is a straight-line sequence of floating-point and 64-bit
+// integer operations plus selects (`c ? a : b` on values that are both already
+// computed), with no calls and no data-dependent branches. A loop that calls
+// them over a contiguous slice is therefore vectorized by GCC/Clang at -O3
+// (SSE2 two lanes by default, AVX2/AVX-512 when the target allows), and the
+// same bodies compiled to LLVM bitcode inline into JIT-generated plate loops.
+//
+// Accuracy (measured by test/unit/runtime/SpecialTest.cpp against long-double
+// references on a log-uniform grid of [1e-3, 1e6]):
+//   exp, log      < 1 ulp (0.88 and 0.78 ulp max) over the whole double range
+//                 (exp keeps subnormal results, with a double rounding there).
+//   digamma_pos   relative error <= 2e-14; absolute error <= 1.5e-15 where
+//                 |psi| < 0.05 (around the positive root x0 = 1.46163...).
+//   trigamma_pos  relative error <= 1.1e-15.
+//   lgamma_pos    relative error <= 6e-14 where |lgamma| > 0.1, absolute error
+//                 <= 9e-15 near the roots 1 and 2 (terms of size ~20 cancel).
+// The *_pos functions are defined for x > 0 and return NaN for x <= 0 or NaN.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+namespace ppc::rt::vm {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr double kHalfLog2Pi = 0.91893853320467274178032973640562;  // ln(2*pi)/2
+
+/// e^x, < 1 ulp in the normal range; +inf above 709.78, 0 below -745.13.
+inline double exp(double x) {
+  // Clamp so that k below stays in [-1075, 1025]; NaN passes through (both compares false).
+  const double xc = x < -745.5 ? -745.5 : (x > 710.0 ? 710.0 : x);
+  constexpr double kShifter = 0x1.8p52;  // adding it rounds to the nearest integer
+  constexpr double kLog2e = 1.4426950408889634074;
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // fdlibm split of ln 2
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  const double kd = (xc * kLog2e + kShifter) - kShifter;
+  const double r = (xc - kd * kLn2Hi) - kd * kLn2Lo;  // |r| <= 0.3466 (plus rounding)
+  // fdlibm's rational form: exp(r) = 1 + 2r / (R(r^2) - r) with a Remez polynomial
+  // c(r) = r - r^2 (P1 + ... + P5 r^8); < 1 ulp, fewer operations than a Taylor series.
+  constexpr double P1 = 1.66666666666666019037e-01, P2 = -2.77777777770155933842e-03,
+                   P3 = 6.61375632143793436117e-05, P4 = -1.65339022054652515390e-06,
+                   P5 = 4.13813679705723846039e-08;
+  const double hi = xc - kd * kLn2Hi;
+  const double lo = kd * kLn2Lo;
+  const double t = r * r;
+  const double c = r - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))));
+  const double p = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);
+  // 2^k as 2^k1 * 2^k2 with k1 ~ k/2, so both factors are normal numbers even
+  // when the result is subnormal or close to overflow.
+  const double k1d = (kd * 0.5 + kShifter) - kShifter;
+  const double k2d = kd - k1d;
+  constexpr std::uint64_t kShifterBits = std::bit_cast<std::uint64_t>(kShifter);
+  const std::uint64_t e1 = std::bit_cast<std::uint64_t>(k1d + kShifter) - kShifterBits + 1023u;
+  const std::uint64_t e2 = std::bit_cast<std::uint64_t>(k2d + kShifter) - kShifterBits + 1023u;
+  const double s1 = std::bit_cast<double>(e1 << 52);
+  const double s2 = std::bit_cast<double>(e2 << 52);
+  const double y = (p * s1) * s2;
+  return x > 710.0 ? kInf : (x < -745.5 ? 0.0 : y);
+}
+
+/// Natural logarithm, < 1 ulp (fdlibm's polynomial); log(0) = -inf, log(x<0) = NaN.
+inline double log(double x) {
+  // Subnormals: scale into the normal range first.
+  const bool sub = x < 0x1p-1022;
+  const double xs = sub ? x * 0x1p54 : x;
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(xs);
+  // Mantissa in [1, 2), biased exponent as a double (magic-number conversion).
+  const double m0 = std::bit_cast<double>((bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull);
+  const double eb = std::bit_cast<double>((bits >> 52) | 0x4330000000000000ull) - 0x1p52;
+  const bool big = m0 > 1.4142135623730951;  // sqrt(2): fold mantissa into [sqrt(.5), sqrt(2))
+  const double m = big ? m0 * 0.5 : m0;
+  const double k = eb - 1023.0 + (big ? 1.0 : 0.0) - (sub ? 54.0 : 0.0);
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
+                   Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
+                   Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+                   Lg7 = 1.479819860511658591e-01;
+  const double f = m - 1.0;
+  const double s = f / (2.0 + f);
+  const double z = s * s;
+  const double w = z * z;
+  const double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
+  const double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+  const double R = t2 + t1;
+  const double hfsq = 0.5 * f * f;
+  double y = k * kLn2Hi - ((hfsq - (s * (hfsq + R) + k * kLn2Lo)) - f);
+  y = x == kInf ? kInf : y;
+  y = x == 0.0 ? -kInf : y;
+  y = x < 0.0 ? kNaN : y;
+  return x != x ? x : y;
+}
+
+/// Number of recurrence steps used to move small arguments to >= kShift.
+inline constexpr int kShift = 10;
+
+/// digamma(x) = d/dx log Gamma(x) for x > 0.
+inline double digamma_pos(double x) {
+  // Sum_{k<kShift} 1/(x+k) as one fraction num/den (one division instead of ten).
+  double num = 0.0, den = 1.0;
+  for (int k = 0; k < kShift; ++k) {
+    const double t = x + k;
+    num = num * t + den;
+    den = den * t;
+  }
+  const bool small = x < kShift;
+  const double y = small ? x + kShift : x;
+  const double corr = small ? num / den : 0.0;
+  const double iy = 1.0 / y;
+  const double z = iy * iy;
+  // Asymptotic series: psi(y) = ln y - 1/(2y) - sum_k B_2k / (2k y^2k); error < 5e-17 for y >= 10.
+  const double series =
+      z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
+  const double r = vm::log(y) - 0.5 * iy - series - corr;
+  return x > 0.0 ? r : kNaN;
+}
+
+/// trigamma(x) = d^2/dx^2 log Gamma(x) for x > 0.
+inline double trigamma_pos(double x) {
+  double num = 0.0, den = 1.0;  // sum_{k<kShift} 1/(x+k)^2 = num/den
+  for (int k = 0; k < kShift; ++k) {
+    const double t = (x + k) * (x + k);
+    num = num * t + den;
+    den = den * t;
+  }
+  const bool small = x < kShift;
+  const double y = small ? x + kShift : x;
+  const double corr = small ? num / den : 0.0;
+  const double iy = 1.0 / y;
+  const double z = iy * iy;
+  // psi1(y) = 1/y + 1/(2y^2) + sum_k B_2k / y^(2k+1)
+  const double series =
+      z * iy * (1.0 / 6 - z * (1.0 / 30 - z * (1.0 / 42 - z * (1.0 / 30 - z * (5.0 / 66 - z * (691.0 / 2730 - z * (7.0 / 6)))))));
+  const double r = iy + 0.5 * z + series + corr;
+  return x > 0.0 ? r : kNaN;
+}
+
+/// log Gamma(x) for x > 0 (Stirling series after shifting to >= 10).
+inline double lgamma_pos(double x) {
+  double den = 1.0;  // prod_{k<kShift} (x+k)
+  for (int k = 0; k < kShift; ++k) den *= x + k;
+  const bool small = x < kShift;
+  const double y = small ? x + kShift : x;
+  const double corr = small ? vm::log(den) : 0.0;
+  const double iy = 1.0 / y;
+  const double z = iy * iy;
+  // sum_k B_2k / (2k (2k-1) y^(2k-1)); error < 3e-17 for y >= 10.
+  const double series =
+      iy * (1.0 / 12 - z * (1.0 / 360 - z * (1.0 / 1260 - z * (1.0 / 1680 - z * (1.0 / 1188 - z * (691.0 / 360360 - z * (1.0 / 156)))))));
+  const double r = ((y - 0.5) * vm::log(y) - y) + (kHalfLog2Pi + series) - corr;
+  return x > 0.0 ? r : kNaN;
+}
+
+/// log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|).
+inline double softplus(double x) {
+  const double ax = x < 0.0 ? -x : x;
+  const double e = vm::exp(-ax);
+  // log1p(e) for e in (0, 1]: log(1+e) computed with the standard correction
+  // u = 1+e, log(u) - ((u-1)-e)/u, accurate to a few ulp.
+  const double u = 1.0 + e;
+  const double l = vm::log(u) - ((u - 1.0) - e) / u;
+  return (x > 0.0 ? x : 0.0) + l;
+}
+
+}  // namespace ppc::rt::vm

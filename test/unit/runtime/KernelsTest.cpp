@@ -1,0 +1,387 @@
+// Per-variable kernels (stats, log-normalizer, entropy, KL) against the
+// Distributions classes, plate-batch kernels against loops of the scalar
+// kernels (with index arrays and weights), and the vector helpers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "runtime/Distributions.h"
+#include "runtime/Operators.h"
+#include "test/unit/runtime/TestUtil.h"
+
+namespace ppc::rt {
+namespace {
+
+using namespace ppc::rt::test;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+std::vector<double> concat(const std::vector<VectorXd>& rows) {
+  std::vector<double> out;
+  for (const auto& r : rows) out.insert(out.end(), r.data(), r.data() + r.size());
+  return out;
+}
+
+double rel(double a, double b) { return std::abs(a - b) / std::max(1.0, std::abs(b)); }
+
+TEST(FamilyKernels, DirichletMatchesClass) {
+  const std::vector<Dirichlet> ds = {Dirichlet(vec({0.3, 2.0, 5.5, 1.0})), Dirichlet(vec({1e-3, 1e3, 7.0, 0.5})),
+                                     Dirichlet(vec({1.0, 1.0, 1.0, 1.0}))};
+  std::vector<VectorXd> alphas, etas;
+  for (const auto& d : ds) {
+    alphas.push_back(d.alpha());
+    etas.push_back(d.natural());
+  }
+  const auto alpha = concat(alphas), eta = concat(etas);
+  std::vector<double> elog(12), elog2(12);
+  ppc_dirichlet_elog_n(3, 4, alpha.data(), elog.data());
+  ppc_dirichlet_stats_n(3, 4, eta.data(), elog2.data());
+  double lognorm = 0.0, entropy = 0.0, klSum = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    const VectorXd e = ds[i].elog();
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_LE(rel(elog[i * 4 + k], e[k]), 1e-13);
+      EXPECT_LE(rel(elog2[i * 4 + k], e[k]), 1e-13);
+    }
+    lognorm += ds[i].logNormalizer();
+    entropy += ds[i].entropy();
+    klSum += kl(ds[i], ds[(i + 1) % 3]);
+  }
+  std::vector<VectorXd> shifted = {etas[1], etas[2], etas[0]};
+  const auto etaP = concat(shifted);
+  EXPECT_LE(rel(ppc_dirichlet_lognorm_n(3, 4, eta.data()), lognorm), 1e-13);
+  EXPECT_LE(rel(ppc_dirichlet_entropy_n(3, 4, eta.data()), entropy), 1e-12);
+  EXPECT_LE(rel(ppc_dirichlet_kl_n(3, 4, eta.data(), etaP.data()), klSum), 1e-12);
+  // batch prior message and ELBO with shared alpha
+  const double prior[4] = {0.5, 0.5, 2.0, 1.0};
+  std::vector<double> dst(12, 1.0);
+  ppc_dirichlet_probs_avglog_n(3, 4, prior, 2.0, dst.data());
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 4; ++k) EXPECT_DOUBLE_EQ(dst[i * 4 + k], 1.0 + 2.0 * (prior[k] - 1.0));
+  double sum = 0.0;
+  for (int i = 0; i < 3; ++i) sum += ppc_dirichlet_avglogfactor(4, prior, elog.data() + 4 * i);
+  EXPECT_LE(rel(ppc_dirichlet_avglogfactor_n(3, 4, prior, elog.data()), sum), 1e-14);
+}
+
+TEST(FamilyKernels, ScalarFamiliesMatchClasses) {
+  // Gamma
+  {
+    const std::vector<Gamma> gs = {Gamma(0.5, 2.0), Gamma(3.0, 0.25), Gamma(120.0, 40.0)};
+    std::vector<VectorXd> etas;
+    for (const auto& g : gs) etas.push_back(g.natural());
+    const auto eta = concat(etas);
+    std::vector<VectorXd> sh = {etas[2], etas[0], etas[1]};
+    const auto etaP = concat(sh);
+    std::vector<double> st(6);
+    ppc_gamma_stats_n(3, eta.data(), st.data());
+    double ln = 0, h = 0, k = 0;
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_LE(rel(st[2 * i], gs[i].mean()), 1e-15);
+      EXPECT_LE(rel(st[2 * i + 1], gs[i].elog()), 1e-14);
+      ln += gs[i].logNormalizer();
+      h += gs[i].entropy();
+      k += kl(gs[i], gs[(i + 2) % 3]);
+    }
+    EXPECT_LE(rel(ppc_gamma_lognorm_n(3, eta.data()), ln), 1e-13);
+    EXPECT_LE(rel(ppc_gamma_entropy_n(3, eta.data()), h), 1e-13);
+    EXPECT_LE(rel(ppc_gamma_kl_n(3, eta.data(), etaP.data()), k), 1e-12);
+  }
+  // Gaussian
+  {
+    const std::vector<Gaussian> gs = {Gaussian(0.0, 1.0), Gaussian(-3.0, 250.0), Gaussian(7.0, 0.01)};
+    std::vector<VectorXd> etas;
+    for (const auto& g : gs) etas.push_back(g.natural());
+    const auto eta = concat(etas);
+    std::vector<VectorXd> sh = {etas[1], etas[2], etas[0]};
+    const auto etaP = concat(sh);
+    std::vector<double> st(6);
+    ppc_gaussian_stats_n(3, eta.data(), st.data());
+    double ln = 0, h = 0, k = 0;
+    for (int i = 0; i < 3; ++i) {
+      const VectorXd e = gs[i].expectedStats();
+      EXPECT_LE(rel(st[2 * i], e[0]), 1e-14);
+      EXPECT_LE(rel(st[2 * i + 1], e[1]), 1e-14);
+      ln += gs[i].logNormalizer();
+      h += gs[i].entropy();
+      k += kl(gs[i], gs[(i + 1) % 3]);
+    }
+    EXPECT_LE(rel(ppc_gaussian_lognorm_n(3, eta.data()), ln), 1e-13);
+    EXPECT_LE(rel(ppc_gaussian_entropy_n(3, eta.data()), h), 1e-14);
+    EXPECT_LE(rel(ppc_gaussian_kl_n(3, eta.data(), etaP.data()), k), 1e-13);
+  }
+  // Poisson
+  {
+    const double rates[3] = {0.2, 30.0, 2500.0};
+    double eta[3], etaP[3], mean[3];
+    double ln = 0, h = 0, k = 0;
+    for (int i = 0; i < 3; ++i) {
+      eta[i] = std::log(rates[i]);
+      etaP[i] = std::log(rates[(i + 1) % 3]);
+      ln += rates[i];
+      h += Poisson(rates[i]).entropy();
+      k += kl(Poisson(rates[i]), Poisson(rates[(i + 1) % 3]));
+    }
+    ppc_poisson_stats_n(3, eta, mean);
+    for (int i = 0; i < 3; ++i) EXPECT_LE(rel(mean[i], rates[i]), 1e-15);
+    EXPECT_LE(rel(ppc_poisson_lognorm_n(3, eta), ln), 1e-15);
+    EXPECT_LE(rel(ppc_poisson_entropy_n(3, eta), h), 1e-14);
+    EXPECT_LE(rel(ppc_poisson_kl_n(3, eta, etaP), k), 1e-12);
+  }
+  // Bernoulli and Categorical
+  {
+    const double eta[3] = {-2.0, 0.0, 5.0};
+    double p[3];
+    ppc_bernoulli_stats_n(3, eta, p);
+    double ln = 0, h = 0, k = 0;
+    for (int i = 0; i < 3; ++i) {
+      const Bernoulli b = Bernoulli::fromNatural(vec({eta[i]}));
+      EXPECT_LE(rel(p[i], b.p()), 1e-15);
+      ln += Bernoulli::logNormalizer(vec({eta[i]}));
+      h += b.entropy();
+      k += kl(b, Bernoulli::fromNatural(vec({eta[(i + 1) % 3]})));
+    }
+    const double pP[3] = {p[1], p[2], p[0]};
+    EXPECT_LE(rel(ppc_bernoulli_lognorm_n(3, eta), ln), 1e-15);
+    EXPECT_LE(rel(ppc_bernoulli_entropy_n(3, p), h), 1e-14);
+    EXPECT_LE(rel(ppc_bernoulli_kl_n(3, p, pP), k), 1e-13);
+  }
+  {
+    const double eta[6] = {0.0, 1.0, -1.0, 700.0, 699.0, -1e300};
+    double probs[6];
+    ppc_categorical_stats_n(2, 3, eta, probs);
+    const Categorical c0 = Categorical::fromNatural(vec({0.0, 1.0, -1.0}));
+    const Categorical c1 = Categorical::fromNatural(vec({700.0, 699.0, -1e300}));
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_LE(rel(probs[k], c0.probs()[k]), 1e-15);
+      EXPECT_LE(rel(probs[3 + k], c1.probs()[k]), 1e-15);
+    }
+    EXPECT_EQ(probs[5], 0.0);
+    EXPECT_LE(rel(ppc_categorical_lognorm_n(2, 3, eta),
+                  Categorical::logNormalizer(vec({0.0, 1.0, -1.0})) + Categorical::logNormalizer(vec({700.0, 699.0, -1e300}))),
+              1e-15);
+    EXPECT_LE(rel(ppc_categorical_entropy_n(2, 3, probs), c0.entropy() + c1.entropy()), 1e-14);
+    const double pq[3] = {0.2, 0.0, 0.8}, pp[3] = {0.5, 0.25, 0.25};
+    EXPECT_LE(rel(ppc_categorical_kl_n(1, 3, pq, pp), kl(Categorical(vec({0.2, 0.0, 0.8})), Categorical(vec({0.5, 0.25, 0.25})))),
+              1e-14);
+  }
+}
+
+TEST(FamilyKernels, MultivariateMatchClasses) {
+  MatrixXd lambda(3, 3), lp(3, 3);
+  lambda << 2.0, 0.5, -0.3, 0.5, 1.5, 0.2, -0.3, 0.2, 0.8;
+  lp << 1.0, 0.1, 0.0, 0.1, 2.0, 0.3, 0.0, 0.3, 1.0;
+  const MvGaussian g(vec({0.5, -1.0, 2.0}), lambda), gp(vec({0.0, 1.0, 0.0}), lp);
+  const VectorXd eta = g.natural(), etaP = gp.natural();
+  std::vector<double> scratch(PPC_MV_SCRATCH(3)), st(12);
+  ASSERT_EQ(ppc_mvgaussian_stats(3, eta.data(), st.data(), scratch.data()), 0);
+  const VectorXd want = g.expectedStats();
+  for (int i = 0; i < 12; ++i) EXPECT_NEAR(st[i], want[i], 1e-13);
+  EXPECT_NEAR(ppc_mvgaussian_lognorm(3, eta.data(), scratch.data()), g.logNormalizer(), 1e-13);
+  EXPECT_NEAR(ppc_mvgaussian_entropy(3, eta.data(), scratch.data()), g.entropy(), 1e-13);
+  EXPECT_NEAR(ppc_mvgaussian_kl(3, eta.data(), etaP.data(), scratch.data()), kl(g, gp), 1e-12);
+
+  MatrixXd S(3, 3), Sp(3, 3);
+  S << 0.5, 0.1, 0.0, 0.1, 0.3, -0.05, 0.0, -0.05, 0.9;
+  Sp << 1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.5;
+  const Wishart w(6.5, S), wp(4.0, Sp);
+  const VectorXd ew = w.natural(), ewp = wp.natural();
+  std::vector<double> sw(10);
+  ASSERT_EQ(ppc_wishart_stats(3, ew.data(), sw.data(), scratch.data()), 0);
+  const VectorXd wantW = w.expectedStats();
+  for (int i = 0; i < 10; ++i) EXPECT_NEAR(sw[i], wantW[i], 1e-13);
+  EXPECT_NEAR(ppc_wishart_lognorm(3, ew.data(), scratch.data()), w.logNormalizer(), 1e-12);
+  EXPECT_NEAR(ppc_wishart_entropy(3, ew.data(), scratch.data()), w.entropy(), 1e-12);
+  EXPECT_NEAR(ppc_wishart_kl(3, ew.data(), ewp.data(), scratch.data()), kl(w, wp), 1e-11);
+  // failures are reported, not thrown
+  VectorXd bad = ew;
+  bad[0] = 5.0;  // -2 eta1 no longer positive definite
+  EXPECT_EQ(ppc_wishart_stats(3, bad.data(), sw.data(), scratch.data()), 1);
+  EXPECT_TRUE(std::isnan(ppc_wishart_entropy(3, bad.data(), scratch.data())));
+  // SPD helper
+  std::vector<double> inv(9);
+  double ld = 0.0;
+  ASSERT_EQ(ppc_spd_inverse_logdet(3, lambda.data(), inv.data(), &ld, scratch.data()), 0);
+  const MatrixXd li = lambda.inverse();
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) EXPECT_NEAR(inv[i * 3 + j], li(i, j), 1e-14);
+  EXPECT_NEAR(ld, std::log(lambda.determinant()), 1e-14);
+  MatrixXd notPd(2, 2);
+  notPd << 1.0, 2.0, 2.0, 1.0;
+  EXPECT_EQ(ppc_spd_inverse_logdet(2, notPd.data(), inv.data(), &ld, scratch.data()), 1);
+}
+
+TEST(BatchKernels, ObservedPlatesEqualScalarLoops) {
+  const int64_t n = 13;
+  std::vector<int64_t> pidx(n), xcat(n);
+  std::vector<double> w(n), x(n), xbin(n), xcount(n);
+  for (int64_t i = 0; i < n; ++i) {
+    pidx[i] = (i * 7) % 3;
+    xcat[i] = (i * 5) % 4;
+    w[i] = 0.5 + 0.25 * i;
+    x[i] = 0.3 + 0.7 * i;
+    xbin[i] = static_cast<double>(i % 2);
+    xcount[i] = static_cast<double>((i * 3) % 8);
+  }
+  // parents: 3 rows each
+  std::vector<double> elogp(12), statsBeta(6), statsGamma(6), statsGauss(6);
+  for (int r = 0; r < 3; ++r) {
+    const VectorXd e = Dirichlet(vec({1.0 + r, 2.0, 0.5, 3.0})).elog();
+    for (int k = 0; k < 4; ++k) elogp[r * 4 + k] = e[k];
+    const VectorXd b = Beta(1.0 + r, 2.0).expectedStats();
+    statsBeta[2 * r] = b[0];
+    statsBeta[2 * r + 1] = b[1];
+    const VectorXd g = Gamma(2.0 + r, 1.5).expectedStats();
+    statsGamma[2 * r] = g[0];
+    statsGamma[2 * r + 1] = g[1];
+    const VectorXd m = Gaussian(r - 1.0, 2.0).expectedStats();
+    statsGauss[2 * r] = m[0];
+    statsGauss[2 * r + 1] = m[1];
+  }
+  // Categorical
+  {
+    std::vector<double> a(12, 0.0), b(12, 0.0);
+    ppc_categorical_probs_avglog_obs_n(n, 4, xcat.data(), pidx.data(), w.data(), a.data());
+    double va = ppc_categorical_avglogfactor_obs_n(n, 4, xcat.data(), pidx.data(), w.data(), elogp.data()), vb = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      ppc_categorical_probs_avglog_obs(4, xcat[i], w[i], b.data() + 4 * pidx[i]);
+      vb += w[i] * ppc_categorical_avglogfactor_obs(4, xcat[i], elogp.data() + 4 * pidx[i]);
+    }
+    EXPECT_EQ(a, b);
+    EXPECT_NEAR(va, vb, 1e-13);
+    // no index, no weights: everything into row 0 with weight 1
+    std::vector<double> c(4, 0.0);
+    ppc_categorical_probs_avglog_obs_n(n, 4, xcat.data(), nullptr, nullptr, c.data());
+    EXPECT_EQ(c[0] + c[1] + c[2] + c[3], static_cast<double>(n));
+  }
+  // Bernoulli
+  {
+    std::vector<double> a(6, 0.0), b(6, 0.0);
+    ppc_bernoulli_p_avglog_obs_n(n, xbin.data(), pidx.data(), w.data(), a.data());
+    double va = ppc_bernoulli_avglogfactor_obs_n(n, xbin.data(), pidx.data(), w.data(), statsBeta.data()), vb = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      ppc_bernoulli_p_avglog(xbin[i], w[i], b.data() + 2 * pidx[i]);
+      vb += w[i] * ppc_bernoulli_avglogfactor(xbin[i], statsBeta.data() + 2 * pidx[i]);
+    }
+    EXPECT_EQ(a, b);
+    EXPECT_NEAR(va, vb, 1e-13);
+  }
+  // Gamma (observed x, latent rate per row)
+  {
+    const double shape = 1.7;
+    std::vector<double> a(6, 0.0), b(6, 0.0);
+    ppc_gamma_rate_avglog_obs_n(n, shape, x.data(), pidx.data(), w.data(), a.data());
+    double va = ppc_gamma_avglogfactor_obs_n(n, shape, x.data(), pidx.data(), w.data(), statsGamma.data()), vb = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      double sx[2];
+      ppc_gamma_pointmass_stats(x[i], sx);
+      ppc_gamma_rate_avglog(shape, sx, w[i], b.data() + 2 * pidx[i]);
+      vb += w[i] * ppc_gamma_avglogfactor(shape, sx, statsGamma.data() + 2 * pidx[i]);
+    }
+    EXPECT_EQ(a, b);
+    EXPECT_NEAR(va, vb, 1e-12 * std::abs(vb));
+  }
+  // Poisson
+  {
+    std::vector<double> a(6, 0.0), b(6, 0.0);
+    ppc_poisson_rate_avglog_obs_n(n, xcount.data(), pidx.data(), w.data(), a.data());
+    double va = ppc_poisson_avglogfactor_obs_n(n, xcount.data(), pidx.data(), w.data(), statsGamma.data()), vb = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      ppc_poisson_rate_avglog(xcount[i], w[i], b.data() + 2 * pidx[i]);
+      vb += w[i] * ppc_poisson_avglogfactor(xcount[i], std::lgamma(xcount[i] + 1.0), statsGamma.data() + 2 * pidx[i]);
+    }
+    EXPECT_EQ(a, b);
+    EXPECT_NEAR(va, vb, 1e-12 * std::abs(vb));
+  }
+  // Gaussian (observed x, latent mean and precision per row)
+  {
+    std::vector<double> am(6, 0.0), bm(6, 0.0), at(6, 0.0), bt(6, 0.0);
+    ppc_gaussian_mean_avglog_obs_n(n, x.data(), pidx.data(), w.data(), statsGamma.data(), am.data());
+    ppc_gaussian_precision_avglog_obs_n(n, x.data(), pidx.data(), w.data(), statsGauss.data(), at.data());
+    const double va =
+        ppc_gaussian_avglogfactor_obs_n(n, x.data(), pidx.data(), w.data(), statsGauss.data(), statsGamma.data());
+    double vb = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      double sx[2];
+      ppc_gaussian_pointmass_stats(x[i], sx);
+      const int64_t r = pidx[i];
+      ppc_gaussian_mean_avglog(sx, statsGamma.data() + 2 * r, w[i], bm.data() + 2 * r);
+      ppc_gaussian_precision_avglog(sx, statsGauss.data() + 2 * r, w[i], bt.data() + 2 * r);
+      vb += w[i] * ppc_gaussian_avglogfactor(sx, statsGauss.data() + 2 * r, statsGamma.data() + 2 * r);
+    }
+    for (int i = 0; i < 6; ++i) {
+      EXPECT_NEAR(am[i], bm[i], 1e-13 * std::max(1.0, std::abs(bm[i])));
+      EXPECT_NEAR(at[i], bt[i], 1e-13 * std::max(1.0, std::abs(bt[i])));
+    }
+    EXPECT_NEAR(va, vb, 1e-12 * std::abs(vb));
+  }
+}
+
+TEST(VectorHelpers, SoftmaxLogsumexpAxpyDot) {
+  for (int64_t n : {1, 2, 7, 8, 9, 17, 100}) {
+    std::vector<double> x(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = std::sin(1.3 * i) * 30.0 + 500.0;  // large: needs the max shift
+    long double ref = 0.0L;
+    const long double m = *std::max_element(x.begin(), x.end());
+    for (double v : x) ref += std::exp(static_cast<long double>(v) - m);
+    const double lse = static_cast<double>(m + std::log(ref));
+    EXPECT_NEAR(ppc_logsumexp(n, x.data()), lse, 2e-15 * std::abs(lse)) << n;
+    std::vector<double> y = x;
+    EXPECT_NEAR(ppc_softmax_inplace(n, y.data()), lse, 2e-15 * std::abs(lse));
+    double s = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(y[i], static_cast<double>(std::exp(static_cast<long double>(x[i]) - m) / ref), 1e-15);
+      s += y[i];
+    }
+    EXPECT_NEAR(s, 1.0, 1e-14);
+    std::vector<double> z(n, 1.0);
+    ppc_axpy(n, 2.0, x.data(), z.data());
+    double dot = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(z[i], 1.0 + 2.0 * x[i]);
+      dot += x[i] * z[i];
+    }
+    EXPECT_NEAR(ppc_dot(n, x.data(), z.data()), dot, 1e-14 * dot);
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  const double withInf[3] = {-inf, 0.0, -inf};
+  EXPECT_EQ(ppc_logsumexp(3, withInf), 0.0);
+  const double allInf[2] = {-inf, -inf};
+  EXPECT_EQ(ppc_logsumexp(2, allInf), -inf);
+  EXPECT_EQ(ppc_logsumexp(0, allInf), -inf);
+}
+
+TEST(VectorHelpers, ReductionsDoNotDependOnAlignment) {
+  // The 8-lane summation order is fixed: the same data at different offsets gives the same bits.
+  std::vector<double> buf(64);
+  for (int i = 0; i < 64; ++i) buf[i] = 1.0 / (i + 1.0);
+  std::vector<double> a(buf.begin(), buf.begin() + 37), b(40, 0.0);
+  std::copy(a.begin(), a.end(), b.begin() + 3);
+  EXPECT_EQ(ppc_logsumexp(37, a.data()), ppc_logsumexp(37, b.data() + 3));
+  EXPECT_EQ(ppc_dot(37, a.data(), a.data()), ppc_dot(37, b.data() + 3, b.data() + 3));
+}
+
+TEST(PointMass, StatsOfConstants) {
+  double g[2], n[2];
+  ppc_gamma_pointmass_stats(2.5, g);
+  EXPECT_EQ(g[0], 2.5);
+  EXPECT_NEAR(g[1], std::log(2.5), 1e-16);
+  ppc_gaussian_pointmass_stats(-3.0, n);
+  EXPECT_EQ(n[0], -3.0);
+  EXPECT_EQ(n[1], 9.0);
+  const double p[3] = {0.2, 0.3, 0.5};
+  double lp[3];
+  ppc_dirichlet_pointmass_stats(3, p, lp);
+  EXPECT_NEAR(lp[2], std::log(0.5), 1e-16);
+  const double x[2] = {1.0, -2.0};
+  double mv[6];
+  ppc_mvgaussian_pointmass_stats(2, x, mv);
+  EXPECT_EQ(mv[2], 1.0);
+  EXPECT_EQ(mv[3], -2.0);
+  EXPECT_EQ(mv[4], -2.0);
+  EXPECT_EQ(mv[5], 4.0);
+}
+
+}  // namespace
+}  // namespace ppc::rt
