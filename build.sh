@@ -42,7 +42,10 @@ case "${1:-build}" in
   build) install_deps; build ;;
   demo)
     install_deps; build
-    ./build/bin/ppc examples/lda.ppl --emit=ir -p K=20 -p V=10473 ;;
+    # LDA for the AP corpus (examples/data/ap_bow.csv: 10473 words, K = 20 topics):
+    # the plate tree and the Model IR. Inference on the data is the next milestone.
+    ./build/bin/ppc examples/lda.ppl -p K=20 -p V=10473 --emit=plates
+    ./build/bin/ppc examples/lda.ppl -p K=20 -p V=10473 --emit=ir ;;
   test)
     install_deps; build
     ctest --test-dir build --output-on-failure -j "$(nproc)" ;;
