@@ -46,7 +46,107 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Gaussian, "Gaussian", "gaussian", Support::Real, kGaussianParams, 2},
 };
 
+// ---- VMP operators. Argument 0 is the sample; reads name the arguments whose
+// expected statistics a kernel uses. A parent's message reads the sample with
+// SkipIfUniform (Required): starting from an uninitialised child would push
+// inference into a poor local optimum (seed 000); a message to the sample
+// reads Proper parents (Required): it is undefined for uniform ones.
+constexpr std::span<const OperatorInput> kNone{};
+constexpr OperatorInput kReadSample[] = {{0, DepKind::Required}};
+constexpr OperatorInput kReadParam1[] = {{1, DepKind::Required}};
+constexpr OperatorInput kReadParam2[] = {{2, DepKind::Required}};
+constexpr OperatorInput kReadSampleAnd1[] = {{0, DepKind::Plain}, {1, DepKind::Plain}};
+constexpr OperatorInput kReadSampleAnd2[] = {{0, DepKind::Plain}, {2, DepKind::Plain}};
+constexpr OperatorInput kReadSampleOnly[] = {{0, DepKind::Plain}};
+constexpr OperatorInput kGaussianToSample[] = {{1, DepKind::Required}, {2, DepKind::Required}};
+constexpr OperatorInput kGaussianToMean[] = {{0, DepKind::Required}, {2, DepKind::Required}};
+constexpr OperatorInput kGaussianToPrecision[] = {{0, DepKind::Required}, {1, DepKind::Required}};
+constexpr OperatorInput kGaussianElbo[] = {{0, DepKind::Plain}, {1, DepKind::Plain}, {2, DepKind::Plain}};
+
+constexpr MessageOperator kNoMessage{"", "", kNone};
+
+constexpr MessageOperator kDirichletMsgs[] = {
+    {"ppc_dirichlet_probs_avglog", "", kNone}, kNoMessage, kNoMessage};
+constexpr MessageOperator kBetaMsgs[] = {{"ppc_beta_p_avglog", "", kNone}, kNoMessage, kNoMessage};
+constexpr MessageOperator kCategoricalMsgs[] = {
+    {"ppc_categorical_sample_avglog", "", kReadParam1},
+    {"ppc_categorical_probs_avglog", "ppc_categorical_probs_avglog_obs_n", kReadSample}};
+constexpr MessageOperator kBernoulliMsgs[] = {
+    {"ppc_bernoulli_sample_avglog", "", kReadParam1},
+    {"ppc_bernoulli_p_avglog", "ppc_bernoulli_p_avglog_obs_n", kReadSample}};
+constexpr MessageOperator kGammaMsgs[] = {
+    {"ppc_gamma_sample_avglog", "", kReadParam2},
+    kNoMessage,
+    {"ppc_gamma_rate_avglog", "ppc_gamma_rate_avglog_obs_n", kReadSample}};
+constexpr MessageOperator kPoissonMsgs[] = {
+    {"ppc_poisson_sample_avglog", "", kReadParam1},
+    {"ppc_poisson_rate_avglog", "ppc_poisson_rate_avglog_obs_n", kReadSample}};
+constexpr MessageOperator kGaussianMsgs[] = {
+    {"ppc_gaussian_sample_avglog", "", kGaussianToSample},
+    {"ppc_gaussian_mean_avglog", "ppc_gaussian_mean_avglog_obs_n", kGaussianToMean},
+    {"ppc_gaussian_precision_avglog", "ppc_gaussian_precision_avglog_obs_n", kGaussianToPrecision}};
+
+constexpr FactorOperators kOperators[kNumFamilies] = {
+    {Family::Dirichlet, kDirichletMsgs, "ppc_dirichlet_avglogfactor", "", kReadSampleOnly},
+    {Family::Beta, kBetaMsgs, "ppc_beta_avglogfactor", "", kReadSampleOnly},
+    {Family::Categorical, kCategoricalMsgs, "ppc_categorical_avglogfactor", "ppc_categorical_avglogfactor_obs_n",
+     kReadSampleAnd1},
+    {Family::Bernoulli, kBernoulliMsgs, "ppc_bernoulli_avglogfactor", "ppc_bernoulli_avglogfactor_obs_n",
+     kReadSampleAnd1},
+    {Family::Gamma, kGammaMsgs, "ppc_gamma_avglogfactor", "ppc_gamma_avglogfactor_obs_n", kReadSampleAnd2},
+    {Family::Poisson, kPoissonMsgs, "ppc_poisson_avglogfactor", "ppc_poisson_avglogfactor_obs_n", kReadSampleAnd1},
+    {Family::Gaussian, kGaussianMsgs, "ppc_gaussian_avglogfactor", "ppc_gaussian_avglogfactor_obs_n", kGaussianElbo},
+};
+
+constexpr GateOperator kGates[] = {
+    {GateOp::Cases, "gate.cases", "ppc_cases_posterior", "ppc_cases_avglogfactor",
+     "splits a condition into one boolean per case; its posterior is softmax(log prior + branch evidence)"},
+    {GateOp::Enter, "gate.enter", "ppc_gate_accumulate", "",
+     "a clone of an outer variable for every case; messages out of case k are weighted by q(c = k)"},
+    {GateOp::EnterPartial, "gate.enter_partial", "ppc_gate_accumulate", "",
+     "clones of an outer variable for a subset of the cases"},
+    {GateOp::EnterOne, "gate.enter_one", "ppc_gate_accumulate", "",
+     "the one clone of an outer variable used in exactly one case"},
+    {GateOp::Exit, "gate.exit", "ppc_gate_accumulate", "",
+     "merges the clones defined in each case into the variable used after the conditional"},
+};
+
 } // namespace
+
+std::string_view depKindName(DepKind k) {
+  switch (k) {
+  case DepKind::Plain: return "plain";
+  case DepKind::Required: return "required";
+  case DepKind::Trigger: return "trigger";
+  case DepKind::Fresh: return "fresh";
+  }
+  return "?";
+}
+
+const FactorOperators &factorOperators(Family f) { return kOperators[static_cast<unsigned>(f)]; }
+
+std::span<const GateOperator> gateOperators() { return kGates; }
+
+std::vector<std::string_view> catalogueKernels() {
+  std::vector<std::string_view> out;
+  auto add = [&](std::string_view k) {
+    if (!k.empty())
+      out.push_back(k);
+  };
+  for (const FactorOperators &f : kOperators) {
+    for (const MessageOperator &m : f.toArgument) {
+      add(m.kernel);
+      add(m.observedKernel);
+    }
+    add(f.elboKernel);
+    add(f.observedElboKernel);
+  }
+  for (const GateOperator &g : kGates) {
+    add(g.kernel);
+    add(g.elboKernel);
+  }
+  return out;
+}
 
 const FamilySpec &familySpec(Family f) { return kFamilies[static_cast<unsigned>(f)]; }
 

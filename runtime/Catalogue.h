@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace ppc {
 
@@ -75,6 +76,64 @@ std::optional<Family> familyFromIRName(std::string_view irName);
 std::span<const FamilySpec> allFamilies();
 
 std::string_view supportName(Support s);
+
+//===----------------------------------------------------------------------===//
+// VMP operators (the runtime kernels of runtime/Operators.h) and the
+// dependency annotations the scheduler needs (seed 000, "Where do the
+// annotations come from?").
+//===----------------------------------------------------------------------===//
+
+/// How a message operator uses one of its inputs.
+enum class DepKind : uint8_t {
+  Plain,    ///< read; no constraint beyond being declared
+  Required, ///< [Proper]/[SkipIfUniform]: computed at least once before first use
+  Trigger,  ///< the output must be recomputed whenever this input changes
+  Fresh,    ///< must be up to date before the output is computed (shared work)
+};
+std::string_view depKindName(DepKind k);
+
+/// An argument of a factor: 0 is the variable the factor defines (Infer.NET's
+/// "sample"), i > 0 is the factor's i-th parameter.
+struct OperatorInput {
+  uint8_t arg;
+  DepKind kind;
+};
+
+/// The message from a factor to one of its arguments, in natural parameters
+/// (Infer.NET's <Arg>AverageLogarithm): it reads the expected statistics of
+/// the other arguments listed in `reads`.
+struct MessageOperator {
+  std::string_view kernel;         ///< all arguments latent ("" if no message: a constant)
+  std::string_view observedKernel; ///< plate batch with the sample observed ("" if none)
+  std::span<const OperatorInput> reads;
+  bool exists() const { return !kernel.empty() || !observedKernel.empty(); }
+};
+
+/// Everything VMP needs to know about one factor.
+struct FactorOperators {
+  Family family;
+  /// Indexed by argument: [0] = message to the sample, [i] = to parameter i.
+  std::span<const MessageOperator> toArgument;
+  /// The factor's ELBO term E_q[log f] (Infer.NET's AverageLogFactor).
+  std::string_view elboKernel, observedElboKernel;
+  std::span<const OperatorInput> elboReads;
+};
+const FactorOperators &factorOperators(Family f);
+
+/// The VMP gate operators of seed 001 (conditionals and mixtures).
+enum class GateOp : uint8_t { Cases, Enter, EnterPartial, EnterOne, Exit };
+struct GateOperator {
+  GateOp op;
+  std::string_view name;        ///< in the IR: gate.cases, gate.enter, ...
+  std::string_view kernel;      ///< runtime kernel ("" when the message is a copy)
+  std::string_view elboKernel;  ///< contribution to the ELBO ("" if none)
+  std::string_view description;
+};
+std::span<const GateOperator> gateOperators();
+
+/// Every runtime kernel the catalogue names, for consistency checks and for
+/// the JIT's symbol table.
+std::vector<std::string_view> catalogueKernels();
 /// "a Dirichlet or Beta random variable", for diagnostics.
 std::string describeAccepted(const ParamSpec &p);
 
