@@ -7,6 +7,7 @@
 #include "ir/IR.h"
 #include "ir/Printer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -243,7 +244,9 @@ private:
     currentVal_ = def.name;
     anonCounter_ = 0;
     size_t firstNew = valuesCreated();
+    defining_.push_back(def.name);
     SValue v = eval(*def.init);
+    defining_.pop_back();
     if (v.kind == SValue::Kind::Dist)
       v = materialize(v);
     if (!def.typeAnnotation.empty() && !v.isError()) {
@@ -332,7 +335,11 @@ private:
       if (!requireNumber(l, what) || !requireNumber(r, what))
         return SValue::error();
       OpKind k = bin.op == '+' ? OpKind::Add : bin.op == '-' ? OpKind::Sub : bin.op == '*' ? OpKind::Mul : OpKind::Div;
-      return arithmetic(k, e.loc, l, &r);
+      SValue v = arithmetic(k, e.loc, l, &r);
+      // The value stands for the whole expression `l op r` in later messages.
+      if (!v.isError() && l.loc.begin.line == r.loc.begin.line && l.loc.begin.col <= r.loc.begin.col)
+        v.loc = SourceRange(l.loc.begin, r.loc.begin.col + r.loc.width - l.loc.begin.col);
+      return v;
     }
     case ast::ExprKind::Range: return range(static_cast<const ast::Range &>(e));
     case ast::ExprKind::Apply: return apply(static_cast<const ast::Apply &>(e));
@@ -356,6 +363,8 @@ private:
       const FamilySpec &spec = familySpec(*fam);
       return fail(n.loc, "'" + n.name + "' is a distribution; call it with its arguments: " + signature(spec));
     }
+    if (std::find(defining_.begin(), defining_.end(), n.name) != defining_.end())
+      return fail(n.loc, "'" + n.name + "' is used in its own definition");
     auto later = laterVals_.find(n.name);
     if (later != laterVals_.end() && later->second.begin.line != 0 &&
         (later->second.begin.line > n.loc.begin.line ||
@@ -576,7 +585,10 @@ private:
         break;
       }
       if (!index.isLong)
-        return fail(index.loc, "an index must be a Long, a plate variable or a Categorical variable; got a Double");
+        return fail(index.loc, "an index must be a plate variable, a Long constant or a Categorical variable; got a Double");
+      if (!index.constant)
+        return fail(index.loc, "an index must be a plate variable, a Long constant or a Categorical variable; '" +
+                                   sourceText(index.loc) + "' is computed (computed indices could leave the plate)");
       if (plateOp.plateKind == Op::PlateKind::Data)
         return fail(index.loc, "'" + targetName + "' is over a data-sized plate; index it with a plate variable (from map), not a number");
       if (index.constant) {
@@ -612,10 +624,21 @@ private:
     return target;
   }
 
-  static std::string indexName(const SValue &v) {
+  std::string indexName(const SValue &v) const {
+    std::string text = sourceText(v.loc);
+    if (!text.empty())
+      return text;
     if (v.kind == SValue::Kind::RV)
       return v.base->name;
     return ir::toString(v.det).substr(1);
+  }
+
+  /// The source text of a one-line range (for messages that quote the user).
+  std::string sourceText(SourceRange r) const {
+    std::string_view line = diags_.line(r.begin.line);
+    if (!r.begin.valid() || r.begin.col == 0 || r.begin.col - 1 >= line.size())
+      return "";
+    return std::string(line.substr(r.begin.col - 1, r.width));
   }
   static std::string dimText(const Dim &d) { return d.value ? d.value->name : std::to_string(d.constant); }
   static std::string plateText(const Op &p) {
@@ -897,6 +920,12 @@ private:
       if (body.kind == SValue::Kind::Det)
         return fail(fn->body->loc, "the body of map must define random variables or plates; got " + describe(body) +
                                        " (deterministic arrays are not supported)");
+      if (body.kind == SValue::Kind::RV && !body.bound.empty() && body.bound.back().isValue() &&
+          body.bound.back().value->type.isRandom())
+        return fail(fn->body->loc, "the body of map selects one of the variables of '" + body.base->name +
+                                       "' by a random index, which is not supported; each element must be a new "
+                                       "random variable (to draw from a selected distribution write e.g. "
+                                       "Categorical(phi)(z))");
       if (body.kind == SValue::Kind::RV || body.kind == SValue::Kind::Plate)
         return fail(fn->body->loc, "the body of map returns '" + body.base->name +
                                        "', which is defined outside the map; each element must be a new random variable");
@@ -1117,6 +1146,7 @@ private:
   std::map<std::string, SourceRange> laterVals_;
   std::unordered_map<const Value *, size_t> createdOrder_; ///< creation order of values
   std::string currentVal_;
+  std::vector<std::string> defining_; ///< vals whose right-hand side is being evaluated
   unsigned anonCounter_ = 0;
 };
 

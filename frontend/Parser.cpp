@@ -142,10 +142,15 @@ public:
           unclosedReported_ = true;
         }
       }
+      // Scala accepts a newline after `if (cond)` and before the `{` of a
+      // method's block argument (`xs.map` newline `{ x => ... }`).
+      bool continuation = afterIfCondition_ || (type == ModelLexer::LBRACE && prevType_ == ModelLexer::ID &&
+                                                prevPrevType_ == ModelLexer::DOT);
+      trackIfCondition(type);
       std::unique_ptr<Token> nl = std::move(pendingNewline_);
       pendingNewline_.reset();
       remember(t.get());
-      if (nl && !parenContext && canEndStatement(prevEmittedType_) && canBeginStatement(type)) {
+      if (nl && !parenContext && !continuation && canEndStatement(prevEmittedType_) && canBeginStatement(type)) {
         queued_ = std::move(t);
         prevEmittedType_ = ModelLexer::NL;
         return nl;
@@ -173,7 +178,18 @@ public:
   TokenFactory<CommonToken> *getTokenFactory() override { return lexer_.getTokenFactory(); }
 
 private:
+  // Finds the `)` that closes an `if (` condition.
+  void trackIfCondition(size_t type) {
+    afterIfCondition_ = false;
+    if (type == ModelLexer::LPAREN && prevType_ == ModelLexer::IF) {
+      ifDepths_.push_back(brackets_.size());
+    } else if (type == ModelLexer::RPAREN && !ifDepths_.empty() && ifDepths_.back() == brackets_.size() + 1) {
+      ifDepths_.pop_back();
+      afterIfCondition_ = true;
+    }
+  }
   void remember(const Token *t) {
+    prevPrevType_ = prevType_;
     prevType_ = t->getType();
     prevStop_ = t->getStopIndex();
     prevLoc_ = locOf(t);
@@ -189,7 +205,9 @@ private:
   DiagnosticEngine &diags_;
   std::unique_ptr<Token> pendingNewline_, queued_;
   std::vector<std::pair<size_t, SourceRange>> brackets_;
-  size_t prevType_ = 0, prevStop_ = 0, prevEmittedType_ = 0;
+  size_t prevType_ = 0, prevPrevType_ = 0, prevStop_ = 0, prevEmittedType_ = 0;
+  std::vector<size_t> ifDepths_; ///< bracket depth inside each open `if (`
+  bool afterIfCondition_ = false;
   SourceLoc prevLoc_;
   bool unclosedReported_ = false;
   std::set<size_t> reportedAt_;
@@ -396,11 +414,7 @@ private:
       m->method = "map";
       m->methodLoc = rangeOf(c->FOR());
       m->receiver = expr(c->expr(0));
-      auto fn = std::make_unique<ast::Lambda>(rangeOf(c->ID()));
-      fn->param = c->ID()->getText();
-      fn->paramLoc = rangeOf(c->ID());
-      fn->body = expr(c->expr(1));
-      m->fn = std::move(fn);
+      m->fn = lambda(c->binder, expr(c->expr(1)));
       return m;
     }
     if (auto *c = dynamic_cast<ModelParser::LambdaExprContext *>(ctx))

@@ -40,7 +40,7 @@ sep : SEMI | NL ;
 
 expr
     : IF LPAREN expr RPAREN expr ELSE expr                       # ifExpr
-    | FOR LPAREN ID LARROW expr RPAREN YIELD expr               # forExpr
+    | FOR LPAREN binder=(ID | UNDERSCORE) LARROW expr RPAREN YIELD expr   # forExpr
     | lambda                                                    # lambdaExpr
     | infixExpr (MATCH LBRACE caseClause+ RBRACE)?              # matchOrInfix
     ;
@@ -129,5 +129,7 @@ NL            : '\r'? '\n' ;
 WS            : [ \t\f\r]+ -> skip ;
 LINE_COMMENT  : '//' ~[\r\n]* -> skip ;
 // Scala block comments nest.
-BLOCK_COMMENT : '/*' (BLOCK_COMMENT | .)*? '*/' -> skip ;
+// An inner '/*' always opens a nested comment, so an unbalanced one leaves
+// the outer comment unterminated (reported by the token filter), as in Scala.
+BLOCK_COMMENT : '/*' (BLOCK_COMMENT | '/' ~'*' | ~'/')*? '*/' -> skip ;
 ERROR_CHAR : . ;

@@ -41,6 +41,8 @@ std::string showOperand(const Operand &o, const Evaluation &ev) {
 
 bool parseParamValue(const std::string &text, TypeKind kind, double &out) {
   const char *b = text.data(), *e = text.data() + text.size();
+  if (b != e && *b == '+' && b + 1 != e && *(b + 1) != '-')
+    ++b;
   if (kind == TypeKind::Long) {
     int64_t v = 0;
     auto [p, ec] = std::from_chars(b, e, v);
@@ -131,6 +133,27 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
     }
   }
 
+  // Constant indices into plates whose size is now known.
+  std::function<void(const Op &, const Operand &)> checkIndices = [&](const Op &op, const Operand &o) {
+    if (!o.isValue())
+      return;
+    for (size_t j = 0; j < o.indices.size() && j < o.value->dims.size(); ++j) {
+      const Operand &idx = o.indices[j];
+      checkIndices(op, idx);
+      if (idx.kind != Operand::Kind::Int)
+        continue;
+      auto size = ev.plateSizes.find(o.value->dims[j]);
+      if (size != ev.plateSizes.end() && (idx.intValue < 0 || idx.intValue >= size->second))
+        diags.error(op.loc, "index " + std::to_string(idx.intValue) + " is outside plate %" +
+                                o.value->dims[j]->name + ", which has " + std::to_string(size->second) +
+                                " elements (in " + toString(o) + ")");
+    }
+  };
+  walk(m.body, [&](const Op &op) {
+    for (const Operand &o : op.operands)
+      checkIndices(op, o);
+  });
+
   // Constant arguments of factors, now that parameters have values.
   walk(m.body, [&](const Op &op) {
     if (!op.isRandom())
@@ -188,8 +211,10 @@ void printPlateTree(const Module &m, const Evaluation *ev, llvm::raw_ostream &os
     n->vars.push_back(&op);
   });
 
-  std::function<void(const Node &, unsigned, std::optional<int64_t>)> print =
-      [&](const Node &n, unsigned depth, std::optional<int64_t> flat) {
+  // A flattened size is a number, or unknown because a plate on the path is
+  // sized by the data or by a parameter without a value.
+  std::function<void(const Node &, unsigned, std::optional<int64_t>, bool)> print =
+      [&](const Node &n, unsigned depth, std::optional<int64_t> flat, bool fromData) {
         std::string pad(2 * depth, ' ');
         for (const Op *op : n.vars) {
           os << pad << "  %" << op->result()->name << " : " << familySpec(op->family).spelling << " "
@@ -210,15 +235,18 @@ void printPlateTree(const Module &m, const Evaluation *ev, llvm::raw_ostream &os
             if (size)
               sizeText += ", size " + std::to_string(*size);
           }
+          bool childFromData = fromData || p.plateKind == Op::PlateKind::Data;
           if (size && flat)
             childFlat = *size * *flat;
           os << pad << "  plate %" << c->plate->name << " (" << sizeText << "; flattened "
-             << (childFlat ? std::to_string(*childFlat) : std::string("from data")) << ")\n";
-          print(*c, depth + 1, childFlat);
+             << (childFlat ? std::to_string(*childFlat)
+                           : std::string(childFromData ? "from data" : "needs parameter values"))
+             << ")\n";
+          print(*c, depth + 1, childFlat, childFromData);
         }
       };
   os << "TOPLEVEL (size 1)\n";
-  print(root, 0, 1);
+  print(root, 0, 1, false);
 }
 
 } // namespace ppc::ir

@@ -144,10 +144,6 @@ private:
             error(op, "%" + iv->name + " takes " + dimText(n) + " values but dimension " +
                           std::to_string(j) + " of %" + v->name + " is plate %" + plate->name +
                           " (" + plateText(plateOp) + ")");
-        } else if (iv->type.kind == TypeKind::Long) {
-          // A deterministic integer index: allowed for known-size plates.
-          if (plateOp.plateKind == Op::PlateKind::Data)
-            error(op, "computed index into data-sized plate %" + plate->name);
         } else {
           error(op, "%" + iv->name + " of type " + toString(iv->type) + " cannot be used as an index");
         }

@@ -28,7 +28,8 @@ int main(int argc, char **argv) {
   app.add_option("input", input, "IR file ('-' for standard input)");
   app.add_option("--passes", pipeline, "passes to run, in order (a,b,c)");
   app.add_flag("--print-after-all", pmOptions.printAfterAll, "print the IR after every pass");
-  app.add_option("--print-after", printAfter, "print the IR after the named pass (repeatable)");
+  app.add_option("--print-after", printAfter, "print the IR after the named pass (repeatable)")
+      ->allow_extra_args(false);
   app.add_flag("--verify-each", pmOptions.verifyEach, "verify the IR after every pass");
   app.add_flag("--time-passes", pmOptions.timePasses, "print the time each pass took");
   app.add_flag("--list-passes", listPasses, "list the passes and exit");

@@ -35,10 +35,12 @@ int main(int argc, char **argv) {
   app.add_option("model", modelPath, "model file (.ppl)");
   app.add_option("--emit", emit, "print an intermediate level and stop: ast, ir, plates")
       ->check(CLI::IsMember({"ast", "ir", "plates"}));
-  app.add_option("-p,--param", paramFlags, "set a model parameter: -p NAME=VALUE (repeatable)");
+  app.add_option("-p,--param", paramFlags, "set a model parameter: -p NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("--passes", pipeline, "run these passes instead of the default pipeline (a,b,c)");
   app.add_flag("--print-after-all", pmOptions.printAfterAll, "print the IR after every pass");
-  app.add_option("--print-after", printAfter, "print the IR after the named pass (repeatable)");
+  app.add_option("--print-after", printAfter, "print the IR after the named pass (repeatable)")
+      ->allow_extra_args(false);
   app.add_flag("--verify-each", pmOptions.verifyEach, "verify the IR after every pass");
   app.add_flag("--time-passes", pmOptions.timePasses, "print the time each pass took");
   app.add_flag("--version", version, "print the version and exit");
