@@ -766,13 +766,7 @@ private:
       }
       if (arg.constant) {
         double v = *arg.constant;
-        bool good = std::isfinite(v);
-        switch (p.constant) {
-        case ConstantDomain::Positive: good = good && v > 0; break;
-        case ConstantDomain::Probability: good = good && v >= 0 && v <= 1; break;
-        case ConstantDomain::Dimension: good = good && v >= 1; break;
-        default: break;
-        }
+        bool good = constantInDomain(p.constant, v);
         if (!good) {
           diags_.error(arg.loc, what + " must be " + accepted + "; got " + ir::toString(arg.det));
           return false;

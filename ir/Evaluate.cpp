@@ -167,13 +167,7 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
       if (!v)
         continue;
       const ParamSpec &p = spec.params[i];
-      bool good = std::isfinite(*v);
-      switch (p.constant) {
-      case ConstantDomain::Positive: good = good && *v > 0; break;
-      case ConstantDomain::Probability: good = good && *v >= 0 && *v <= 1; break;
-      case ConstantDomain::Dimension: good = good && *v >= 1; break;
-      default: break;
-      }
+      bool good = constantInDomain(p.constant, *v);
       if (!good)
         diags.error(op.operandLoc(i), std::string(spec.spelling) + " " + std::string(p.name) + " must be " +
                                 describeAccepted(p) + "; got " + showOperand(o, ev));

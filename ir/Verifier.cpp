@@ -309,13 +309,7 @@ private:
         argError(i, what + " must be a long; got " + toString(o));
       if (o.isLiteral()) {
         double v = o.literal();
-        bool good = std::isfinite(v);
-        switch (p.constant) {
-        case ConstantDomain::Positive: good = good && v > 0; break;
-        case ConstantDomain::Probability: good = good && v >= 0 && v <= 1; break;
-        case ConstantDomain::Dimension: good = good && v >= 1; break;
-        default: break;
-        }
+        bool good = constantInDomain(p.constant, v);
         if (!good)
           argError(i, what + " must be " + describeAccepted(p) + "; got " + toString(o));
       }

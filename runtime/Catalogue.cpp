@@ -1,5 +1,6 @@
 #include "runtime/Catalogue.h"
 
+#include <cmath>
 #include <string>
 
 namespace ppc {
@@ -177,6 +178,19 @@ std::string_view supportName(Support s) {
   case Support::Real: return "real";
   }
   return "?";
+}
+
+bool constantInDomain(ConstantDomain d, double v) {
+  if (!std::isfinite(v))
+    return false;
+  switch (d) {
+  case ConstantDomain::Positive: return v > 0;
+  case ConstantDomain::Probability: return v >= 0 && v <= 1;
+  case ConstantDomain::Dimension: return v >= 1 && v == std::floor(v);
+  case ConstantDomain::Real: return true;
+  case ConstantDomain::None: return false;
+  }
+  return false;
 }
 
 std::string describeAccepted(const ParamSpec &p) {

@@ -134,6 +134,9 @@ std::span<const GateOperator> gateOperators();
 /// Every runtime kernel the catalogue names, for consistency checks and for
 /// the JIT's symbol table.
 std::vector<std::string_view> catalogueKernels();
+/// Whether constant `v` satisfies `d` (finite, and positive / in [0, 1] / >= 1).
+bool constantInDomain(ConstantDomain d, double v);
+
 /// "a Dirichlet or Beta random variable", for diagnostics.
 std::string describeAccepted(const ParamSpec &p);
 
