@@ -151,6 +151,8 @@ private:
       for (const auto &[n, s] : scope)
         if (n.rfind("_$", 0) != 0)
           names.push_back(n);
+    for (const FamilySpec &f : allFamilies())
+      names.emplace_back(f.spelling);
     return names;
   }
 
@@ -335,11 +337,11 @@ private:
       if (!requireNumber(l, what) || !requireNumber(r, what))
         return SValue::error();
       OpKind k = bin.op == '+' ? OpKind::Add : bin.op == '-' ? OpKind::Sub : bin.op == '*' ? OpKind::Mul : OpKind::Div;
-      SValue v = arithmetic(k, e.loc, l, &r);
       // The value stands for the whole expression `l op r` in later messages.
-      if (!v.isError() && l.loc.begin.line == r.loc.begin.line && l.loc.begin.col <= r.loc.begin.col)
-        v.loc = SourceRange(l.loc.begin, r.loc.begin.col + r.loc.width - l.loc.begin.col);
-      return v;
+      SourceRange whole = e.loc;
+      if (l.loc.begin.line == r.loc.begin.line && l.loc.begin.col <= r.loc.begin.col)
+        whole = SourceRange(l.loc.begin, r.loc.begin.col + r.loc.width - l.loc.begin.col);
+      return arithmetic(k, whole, l, &r);
     }
     case ast::ExprKind::Range: return range(static_cast<const ast::Range &>(e));
     case ast::ExprKind::Apply: return apply(static_cast<const ast::Apply &>(e));
@@ -402,7 +404,7 @@ private:
     case SValue::Kind::RV:
     case SValue::Kind::Dist:
       diags_.error(v.loc, what + " must be a deterministic number; got " + describe(v) +
-                              " (arithmetic on random variables is not supported)");
+                              (what.rfind("operand", 0) == 0 ? " (arithmetic on random variables is not supported)" : ""));
       return false;
     case SValue::Kind::Error: return false;
     }
@@ -484,10 +486,14 @@ private:
     for (const SValue *bound : {&lo, &hi}) {
       if (!requireNumber(*bound, std::string("plate bound of '") + word + "'"))
         return SValue::error();
-      if (!bound->isLong)
-        return fail(bound->loc, std::string("plate bounds must be Long; got Double (write ") +
-                                    (bound->constant ? ir::formatDouble(*bound->constant) : "the bound") +
-                                    " as a Long, e.g. 2L)");
+      if (!bound->isLong) {
+        std::string advice;
+        if (bound->constant && *bound->constant == std::floor(*bound->constant))
+          advice = " (write " + std::to_string(static_cast<int64_t>(*bound->constant)) + "L)";
+        else if (bound->det.isValue() && bound->det.value->isParam())
+          advice = " (declare '" + bound->det.value->name + ": Long')";
+        return fail(bound->loc, "plate bounds must be Long; got Double" + advice);
+      }
       if (!isTopLevelOperand(bound->det))
         return fail(bound->loc, "plate bounds must not depend on plate variables or random variables");
     }
@@ -634,13 +640,17 @@ private:
   }
 
   /// The source text of a one-line range (for messages that quote the user).
-  std::string sourceText(SourceRange r) const {
-    std::string_view line = diags_.line(r.begin.line);
-    if (!r.begin.valid() || r.begin.col == 0 || r.begin.col - 1 >= line.size())
-      return "";
-    return std::string(line.substr(r.begin.col - 1, r.width));
+  std::string sourceText(SourceRange r) const { return diags_.text(r); }
+  std::string dimText(const Dim &d) const {
+    if (!d.value)
+      return std::to_string(d.constant);
+    if (d.value->def) {
+      std::string text = sourceText(d.value->def->loc);
+      if (!text.empty())
+        return text;
+    }
+    return d.value->name;
   }
-  static std::string dimText(const Dim &d) { return d.value ? d.value->name : std::to_string(d.constant); }
   static std::string plateText(const Op &p) {
     if (p.plateKind == Op::PlateKind::Data)
       return "?";
@@ -912,18 +922,18 @@ private:
                  body.bound.back().value == loop->index;
     if (!fresh) {
       if (body.kind == SValue::Kind::Det)
-        return fail(fn->body->loc, "the body of map must define random variables or plates; got " + describe(body) +
+        return fail(resultLoc(*fn->body), "the body of map must define random variables or plates; got " + describe(body) +
                                        " (deterministic arrays are not supported)");
       if (body.kind == SValue::Kind::RV && !body.bound.empty() && body.bound.back().isValue() &&
           body.bound.back().value->type.isRandom())
-        return fail(fn->body->loc, "the body of map selects one of the variables of '" + body.base->name +
+        return fail(resultLoc(*fn->body), "the body of map selects one of the variables of '" + body.base->name +
                                        "' by a random index, which is not supported; each element must be a new "
                                        "random variable (to draw from a selected distribution write e.g. "
                                        "Categorical(phi)(z))");
       if (body.kind == SValue::Kind::RV || body.kind == SValue::Kind::Plate)
-        return fail(fn->body->loc, "the body of map returns '" + body.base->name +
+        return fail(resultLoc(*fn->body), "the body of map returns '" + body.base->name +
                                        "', which is defined outside the map; each element must be a new random variable");
-      return fail(fn->body->loc, "the body of map must define random variables or plates; got " + describe(body));
+      return fail(resultLoc(*fn->body), "the body of map must define random variables or plates; got " + describe(body));
     }
     body.bound.pop_back();
     body.loc = m.loc;
@@ -952,6 +962,17 @@ private:
 
   /// Evaluates one branch into `region` and returns the random variable it
   /// yields (checked to be defined inside the branch).
+  /// Where the value of `e` comes from: the last item of a block.
+  static SourceRange resultLoc(const ast::Expr &e) {
+    const ast::Expr *cur = &e;
+    while (const auto *b = ast::dyn<ast::Block>(cur)) {
+      if (b->items.empty() || !b->items.back().expr)
+        break;
+      cur = b->items.back().expr.get();
+    }
+    return cur->loc;
+  }
+
   SValue branch(const ast::Expr &e, ir::Region *region, const char *what) {
     ir::Region *outer = b_.insertionRegion();
     b_.setInsertionRegion(region);
@@ -965,9 +986,9 @@ private:
     if (v.isError())
       return v;
     if (v.kind != SValue::Kind::RV)
-      return fail(e.loc, std::string("each branch of ") + what + " must define random variables; got " + describe(v));
+      return fail(resultLoc(e), std::string("each branch of ") + what + " must define random variables; got " + describe(v));
     if (!createdSince(v.base, mark) || v.bound.size() != loops_.size())
-      return fail(e.loc, std::string("each branch of ") + what + " must define the random variables it returns; '" +
+      return fail(resultLoc(e), std::string("each branch of ") + what + " must define the random variables it returns; '" +
                              v.base->name + "' is defined outside this branch (define the factor inside each branch instead)");
     Op *y = b_.createIn(region, OpKind::Yield, e.loc);
     y->operands.push_back(Operand::ofValue(v.base));

@@ -55,7 +55,17 @@ std::string describeToken(const Token *t) {
   std::string text = t->getText();
   if (text.size() > 40)
     text = text.substr(0, 40) + "...";
-  return "'" + text + "'";
+  std::string shown;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7F) {
+      char buf[12];
+      snprintf(buf, sizeof buf, "U+%04X", c);
+      shown += buf;
+    } else {
+      shown += static_cast<char>(c);
+    }
+  }
+  return "'" + shown + "'";
 }
 
 //===----------------------------------------------------------------------===//
@@ -104,12 +114,14 @@ public:
       }
       if (type == ModelLexer::ERROR_CHAR) {
         diags_.error(rangeOf(t.get()), "unexpected character " + describeToken(t.get()));
+        errorLines_.insert(t->getLine());
         continue;
       }
       if (type == ModelLexer::STAR && prevType_ == ModelLexer::SLASH &&
           t->getStartIndex() == prevStop_ + 1) {
         diags_.error(SourceRange(prevLoc_, 2), "unterminated comment: '/*' without a matching '*/'");
         unclosedReported_ = true;
+        firstStructuralError_ = std::min(firstStructuralError_, t->getStartIndex() - 1); // at the '/'
         // Everything after an unterminated comment is comment text.
         while (lexer_.nextToken()->getType() != Token::EOF) {
         }
@@ -122,24 +134,34 @@ public:
         brackets_.push_back({type, rangeOf(t.get())});
       } else if (type == ModelLexer::RPAREN || type == ModelLexer::RBRACE) {
         size_t open = type == ModelLexer::RPAREN ? ModelLexer::LPAREN : ModelLexer::LBRACE;
-        if (!brackets_.empty() && brackets_.back().first != open) {
-          // `f(a }`: say which bracket is unclosed, and close it here.
-          auto [other, where] = brackets_.back();
-          diags_.error(where, std::string("unclosed '") + (other == ModelLexer::LPAREN ? "(" : "{") +
-                                  "': expected '" + (other == ModelLexer::LPAREN ? ")" : "}") + "' before " +
-                                  describeToken(t.get()) + " at line " + std::to_string(t->getLine()));
-          reportedAt_.insert(t->getStartIndex());
+        bool opened = false;
+        for (const auto &b : brackets_)
+          opened = opened || b.first == open;
+        if (!opened) {
+          // `f(a))`: a closing bracket that nothing opened.
+          diags_.error(rangeOf(t.get()), "unmatched " + describeToken(t.get()) + ": no '" +
+                                             (open == ModelLexer::LPAREN ? "(" : "{") + "' is open here");
+          structuralError(t.get());
+        } else {
+          if (brackets_.back().first != open) {
+            // `f(a }`: say which bracket is unclosed, and close it here.
+            auto [other, where] = brackets_.back();
+            diags_.error(where, std::string("unclosed '") + (other == ModelLexer::LPAREN ? "(" : "{") +
+                                    "': expected '" + (other == ModelLexer::LPAREN ? ")" : "}") + "' before " +
+                                    describeToken(t.get()) + " at line " + std::to_string(t->getLine()));
+            // Take the closer as a typo for the right one: it closes the top.
+            structuralError(t.get());
+          }
           brackets_.pop_back();
         }
-        if (!brackets_.empty())
-          brackets_.pop_back();
       } else if (type == Token::EOF) {
-        if (!brackets_.empty() && !unclosedReported_) {
+        if (!brackets_.empty() && !unclosedReported_ && firstStructuralError_ == SIZE_MAX) {
           auto [open, where] = brackets_.back();
           diags_.error(where, std::string("unclosed '") + (open == ModelLexer::LPAREN ? "(" : "{") +
                                   "': no matching '" + (open == ModelLexer::LPAREN ? ")" : "}") +
                                   "' before the end of the file");
           unclosedReported_ = true;
+          structuralError(t.get());
         }
       }
       // Scala accepts a newline after `if (cond)` and before the `{` of a
@@ -168,8 +190,12 @@ public:
   }
 
   bool reportedUnclosed() const { return unclosedReported_; }
-  /// True if the filter already reported a problem at this token.
-  bool reportedAt(const Token *t) const { return reportedAt_.count(t->getStartIndex()) != 0; }
+  /// True if a parser error at `t` would repeat what the filter said: it is at
+  /// or after a bracket or comment error (the parser's complaints there are
+  /// consequences), or on a line with a bad character.
+  bool explains(const Token *t) const {
+    return t->getStartIndex() >= firstStructuralError_ || errorLines_.count(t->getLine()) != 0;
+  }
 
   size_t getLine() const override { return lexer_.getLine(); }
   size_t getCharPositionInLine() override { return lexer_.getCharPositionInLine(); }
@@ -187,6 +213,9 @@ private:
       ifDepths_.pop_back();
       afterIfCondition_ = true;
     }
+  }
+  void structuralError(const Token *t) {
+    firstStructuralError_ = std::min(firstStructuralError_, t->getStartIndex());
   }
   void remember(const Token *t) {
     prevPrevType_ = prevType_;
@@ -210,7 +239,8 @@ private:
   bool afterIfCondition_ = false;
   SourceLoc prevLoc_;
   bool unclosedReported_ = false;
-  std::set<size_t> reportedAt_;
+  size_t firstStructuralError_ = SIZE_MAX;
+  std::set<size_t> errorLines_;
 };
 
 /// Presents TokenFilter's output, including held-back tokens, as one source.
@@ -251,15 +281,35 @@ public:
     }
     // The filter already said which bracket is unclosed; the parser's
     // complaint at the end of the file adds nothing.
-    if ((offending->getType() == Token::EOF && filter_.reportedUnclosed()) || filter_.reportedAt(offending))
+    if ((offending->getType() == Token::EOF && filter_.reportedUnclosed()) || filter_.explains(offending))
       return;
+    // ANTLR's recovery often complains again right after an error: keep the
+    // first complaint of a line and of the next few tokens.
+    if (reported_ && (offending->getLine() == lastLine_ || offending->getTokenIndex() <= lastToken_ + 3))
+      return;
+    reported_ = true;
+    lastLine_ = offending->getLine();
+    lastToken_ = offending->getTokenIndex();
     std::string message = "unexpected " + describeToken(offending);
-    if (msg.rfind("missing ", 0) == 0) {
+    auto *parser = dynamic_cast<Parser *>(recognizer);
+    const Token *previous = nullptr;
+    if (parser && offending->getTokenIndex() > 0)
+      previous = parser->getTokenStream()->get(offending->getTokenIndex() - 1);
+    bool separatorFits = false;
+    if (parser) {
+      misc::IntervalSet expected = parser->getExpectedTokens();
+      separatorFits = expected.contains(size_t(ModelLexer::SEMI)) || expected.contains(size_t(ModelLexer::NL)) ||
+                      expected.contains(size_t(ModelLexer::RBRACE));
+    }
+    if (separatorFits && previous && previous->getLine() == offending->getLine() &&
+        canEndStatement(previous->getType()) && canBeginStatement(offending->getType())) {
+      message += "; separate statements with ';' or a newline";
+    } else if (msg.rfind("missing ", 0) == 0) {
       // "missing X at Y"
       size_t at = msg.rfind(" at ");
       message = "expected " + msg.substr(8, at == std::string::npos ? std::string::npos : at - 8) +
                 " before " + describeToken(offending);
-    } else if (auto *parser = dynamic_cast<Parser *>(recognizer)) {
+    } else if (parser) {
       std::string expected = describeExpected(*parser);
       if (!expected.empty())
         message += "; expected " + expected;
@@ -294,6 +344,10 @@ private:
         names.push_back("end of file");
       else if (t == ModelLexer::ID)
         names.push_back("a name");
+      else if (t == ModelLexer::INT)
+        names.push_back("an integer");
+      else if (t == ModelLexer::FLOAT)
+        names.push_back("a number");
       else
         names.push_back(vocab.getDisplayName(t));
     }
@@ -311,6 +365,8 @@ private:
   DiagnosticEngine &diags_;
   const TokenFilter &filter_;
   unsigned count_ = 0;
+  bool reported_ = false;
+  size_t lastLine_ = 0, lastToken_ = 0;
 };
 
 /// The generated parser with a stack check on every rule entry.

@@ -1,5 +1,6 @@
 #include "ir/Diagnostics.h"
 
+#include <algorithm>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -29,6 +30,27 @@ std::string_view DiagnosticEngine::line(uint32_t lineNo) const {
   if (!text.empty() && text.back() == '\r')
     text.remove_suffix(1);
   return text;
+}
+
+std::string DiagnosticEngine::text(SourceRange r) const {
+  std::string_view l = line(r.begin.line);
+  if (!r.begin.valid() || r.begin.col == 0)
+    return "";
+  // Columns count code points; find the byte offsets.
+  size_t byte = 0, col = 1;
+  auto advance = [&] {
+    unsigned char c = static_cast<unsigned char>(l[byte]);
+    byte += c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    byte = std::min(byte, l.size());
+  };
+  while (byte < l.size() && col < r.begin.col) {
+    advance();
+    ++col;
+  }
+  size_t begin = byte;
+  for (uint32_t i = 0; i < r.width && byte < l.size(); ++i)
+    advance();
+  return std::string(l.substr(begin, byte - begin));
 }
 
 void DiagnosticEngine::error(SourceRange where, const std::string &message) {
@@ -63,8 +85,14 @@ static void printCaret(llvm::raw_ostream &out, std::string_view text, SourceRang
     first = std::min(col - kWindow / 2, cps.size() - std::min(cps.size(), kWindow));
   size_t last = std::min(cps.size(), first + kWindow);
   out << "  ";
-  for (size_t i = first; i < last; ++i)
-    out << cps[i];
+  for (size_t i = first; i < last; ++i) {
+    // Control characters would garble the terminal; show them as '?'.
+    unsigned char c = static_cast<unsigned char>(cps[i][0]);
+    if ((c < 0x20 && c != '\t') || c == 0x7F)
+      out << '?';
+    else
+      out << cps[i];
+  }
   out << "\n  ";
   for (size_t i = first; i < col && i < last; ++i)
     out << (cps[i] == "\t" ? '\t' : ' ');

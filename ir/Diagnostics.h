@@ -60,6 +60,8 @@ public:
   const std::string &fileName() const { return fileName_; }
   /// The text of a 1-based source line, without its line terminator.
   std::string_view line(uint32_t lineNo) const;
+  /// The source text a one-line range covers ("" if it is not in the buffer).
+  std::string text(SourceRange r) const;
   /// Replaces the buffer the carets are drawn from (the REPL reuses one engine).
   void setSource(std::string fileName, std::string_view source);
 

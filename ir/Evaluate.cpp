@@ -27,14 +27,19 @@ std::optional<double> operandValue(const Operand &o, const Evaluation &ev) {
   return ev.valueOf(o.value);
 }
 
-std::string showOperand(const Operand &o, const Evaluation &ev) {
+// `beta = 0.0`, `a * 2.0 = -3.0`: the operand as the user wrote it, and its value.
+std::string showOperand(const Operand &o, const Evaluation &ev, const DiagnosticEngine &diags) {
   std::string s = toString(o);
   if (o.isValue())
     if (auto v = operandValue(o, ev)) {
       std::string num = formatDouble(*v);
       if (o.value->type.kind == TypeKind::Long)
         num = std::to_string(static_cast<int64_t>(*v));
-      s = s.substr(1) + " = " + num;
+      std::string name = o.value->name;
+      if (o.value->def)
+        if (std::string text = diags.text(o.value->def->loc); !text.empty())
+          name = text;
+      s = name + " = " + num;
     }
   return s;
 }
@@ -110,7 +115,7 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
       case OpKind::Neg: r = -*a; break;
       case OpKind::Div:
         if (*b == 0) {
-          diags.error(op.loc, "division by zero (" + showOperand(op.operands[1], ev) + ")");
+          diags.error(op.loc, "division by zero (" + showOperand(op.operands[1], ev, diags) + ")");
           continue;
         }
         r = isLong ? std::trunc(*a / *b) : *a / *b;
@@ -124,9 +129,9 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
         continue;
       double size = *hi - *lo + (op.plateKind == Op::PlateKind::To ? 1 : 0);
       if (size < 0) {
-        diags.error(op.loc, "plate " + showOperand(op.operands[0], ev) +
+        diags.error(op.loc, "plate " + showOperand(op.operands[0], ev, diags) +
                                 (op.plateKind == Op::PlateKind::To ? " to " : " until ") +
-                                showOperand(op.operands[1], ev) + " has a negative number of elements");
+                                showOperand(op.operands[1], ev, diags) + " has a negative number of elements");
         continue;
       }
       ev.plateSizes[op.result()] = static_cast<int64_t>(size);
@@ -170,7 +175,7 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
       bool good = constantInDomain(p.constant, *v);
       if (!good)
         diags.error(op.operandLoc(i), std::string(spec.spelling) + " " + std::string(p.name) + " must be " +
-                                describeAccepted(p) + "; got " + showOperand(o, ev));
+                                describeAccepted(p) + "; got " + showOperand(o, ev, diags));
     }
   });
   if (diags.errorCount() != errorsBefore)

@@ -254,7 +254,10 @@ private:
     if (tok_.kind != Tok::Ident)
       return fail("expected an operation, got " + describe());
     std::string_view opName = tok_.text;
-    SourceRange loc(start, 1);
+    // An op is located at its first result (or its name): that is what
+    // messages quote.
+    SourceRange loc(start, resultToks.empty() ? std::max<uint32_t>(1, tok_.text.size())
+                                              : std::max<uint32_t>(1, resultToks[0].text.size()));
     Token opTok = tok_;
     consume();
     auto requireResults = [&](size_t n) {

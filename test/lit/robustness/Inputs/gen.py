@@ -20,9 +20,9 @@ def valid_model(n):
     out = [HEADER, b"  val w = Dirichlet(1.0, K)\n"]
     for i in range(n):
         if i % 2 == 0:
-            out.append(b"  val g%d = Gaussian(%d.5, 1.0)\n" % (i, i % 100))
+            out.append(b"  val gaussian_mean_%06d = Gaussian(%d.5, 1.0)\n" % (i, i % 100))
         else:
-            out.append(b"  val c%d = ?.map(_ => Categorical(w))\n" % i)
+            out.append(b"  val category_%06d = ?.map(_ => Categorical(w))\n" % i)
     out.append(b"}\n")
     return b"".join(out)
 
