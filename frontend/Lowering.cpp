@@ -152,7 +152,8 @@ private:
         if (n.rfind("_$", 0) != 0)
           names.push_back(n);
     for (const FamilySpec &f : allFamilies())
-      names.emplace_back(f.spelling);
+      if (!f.spelling.empty())
+        names.emplace_back(f.spelling);
     return names;
   }
 

@@ -11,6 +11,8 @@ TypeKind supportType(Support s) {
   case Support::Positive: return TypeKind::Positive;
   case Support::Count: return TypeKind::Count;
   case Support::Real: return TypeKind::Real;
+  case Support::Vector:
+  case Support::PDMatrix: return TypeKind::None; // not in the IR yet
   }
   return TypeKind::None;
 }

@@ -10,6 +10,8 @@ constexpr Family kProbParents[] = {Family::Dirichlet, Family::Beta};
 constexpr Family kBetaParent[] = {Family::Beta};
 constexpr Family kGammaParent[] = {Family::Gamma};
 constexpr Family kGaussianParent[] = {Family::Gaussian};
+constexpr Family kMvGaussianParent[] = {Family::MvGaussian};
+constexpr Family kWishartParent[] = {Family::Wishart};
 
 constexpr ParamSpec kDirichletParams[] = {
     {"concentration", ConstantDomain::Positive, {}},
@@ -37,6 +39,15 @@ constexpr ParamSpec kGaussianParams[] = {
     {"precision", ConstantDomain::Positive, kGammaParent},
 };
 
+constexpr ParamSpec kMvGaussianParams[] = {
+    {"mean", ConstantDomain::Matrix, kMvGaussianParent},
+    {"precision", ConstantDomain::Matrix, kWishartParent},
+};
+constexpr ParamSpec kWishartParams[] = {
+    {"degrees of freedom", ConstantDomain::Positive, {}},
+    {"scale", ConstantDomain::Matrix, {}},
+};
+
 constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Dirichlet, "Dirichlet", "dirichlet", Support::Simplex, kDirichletParams, 2},
     {Family::Beta, "Beta", "beta", Support::Unit, kBetaParams, 1},
@@ -45,6 +56,8 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Gamma, "Gamma", "gamma", Support::Positive, kGammaParams, 2},
     {Family::Poisson, "Poisson", "poisson", Support::Count, kPoissonParams, 1},
     {Family::Gaussian, "Gaussian", "gaussian", Support::Real, kGaussianParams, 2},
+    {Family::MvGaussian, "", "", Support::Vector, kMvGaussianParams, 2},
+    {Family::Wishart, "", "", Support::PDMatrix, kWishartParams, 2},
 };
 
 // ---- VMP operators. Argument 0 is the sample; reads name the arguments whose
@@ -87,6 +100,12 @@ constexpr MessageOperator kGaussianMsgs[] = {
     {"ppc_gaussian_mean_avglog", "ppc_gaussian_mean_avglog_obs_n", kGaussianToMean},
     {"ppc_gaussian_precision_avglog", "ppc_gaussian_precision_avglog_obs_n", kGaussianToPrecision}};
 
+constexpr MessageOperator kMvGaussianMsgs[] = {
+    {"ppc_mvgaussian_sample_avglog", "", kGaussianToSample},
+    {"ppc_mvgaussian_mean_avglog", "", kGaussianToMean},
+    {"ppc_mvgaussian_precision_avglog", "", kGaussianToPrecision}};
+constexpr MessageOperator kWishartMsgs[] = {{"ppc_wishart_sample_avglog", "", kNone}, kNoMessage, kNoMessage};
+
 constexpr FactorOperators kOperators[kNumFamilies] = {
     {Family::Dirichlet, kDirichletMsgs, "ppc_dirichlet_avglogfactor", "", kReadSampleOnly},
     {Family::Beta, kBetaMsgs, "ppc_beta_avglogfactor", "", kReadSampleOnly},
@@ -97,6 +116,8 @@ constexpr FactorOperators kOperators[kNumFamilies] = {
     {Family::Gamma, kGammaMsgs, "ppc_gamma_avglogfactor", "ppc_gamma_avglogfactor_obs_n", kReadSampleAnd2},
     {Family::Poisson, kPoissonMsgs, "ppc_poisson_avglogfactor", "ppc_poisson_avglogfactor_obs_n", kReadSampleAnd1},
     {Family::Gaussian, kGaussianMsgs, "ppc_gaussian_avglogfactor", "ppc_gaussian_avglogfactor_obs_n", kGaussianElbo},
+    {Family::MvGaussian, kMvGaussianMsgs, "ppc_mvgaussian_avglogfactor", "", kGaussianElbo},
+    {Family::Wishart, kWishartMsgs, "ppc_wishart_avglogfactor", "", kReadSampleOnly},
 };
 
 constexpr GateOperator kGates[] = {
@@ -155,14 +176,14 @@ std::span<const FamilySpec> allFamilies() { return kFamilies; }
 
 std::optional<Family> familyFromSpelling(std::string_view spelling) {
   for (const FamilySpec &s : kFamilies)
-    if (s.spelling == spelling)
+    if (!s.spelling.empty() && s.spelling == spelling)
       return s.family;
   return std::nullopt;
 }
 
 std::optional<Family> familyFromIRName(std::string_view irName) {
   for (const FamilySpec &s : kFamilies)
-    if (s.irName == irName)
+    if (!s.irName.empty() && s.irName == irName)
       return s.family;
   return std::nullopt;
 }
@@ -176,6 +197,8 @@ std::string_view supportName(Support s) {
   case Support::Positive: return "positive";
   case Support::Count: return "count";
   case Support::Real: return "real";
+  case Support::Vector: return "vector";
+  case Support::PDMatrix: return "pdmatrix";
   }
   return "?";
 }
@@ -188,7 +211,8 @@ bool constantInDomain(ConstantDomain d, double v) {
   case ConstantDomain::Probability: return v >= 0 && v <= 1;
   case ConstantDomain::Dimension: return v >= 1 && v == std::floor(v);
   case ConstantDomain::Real: return true;
-  case ConstantDomain::None: return false;
+  case ConstantDomain::None:
+  case ConstantDomain::Matrix: return false;
   }
   return false;
 }
@@ -201,6 +225,7 @@ std::string describeAccepted(const ParamSpec &p) {
   case ConstantDomain::Probability: out = "a constant in [0, 1]"; break;
   case ConstantDomain::Real: out = "a constant"; break;
   case ConstantDomain::Dimension: out = "a Long constant >= 1"; break;
+  case ConstantDomain::Matrix: out = "a constant vector or matrix"; break;
   }
   if (!p.parents.empty()) {
     if (!out.empty())

@@ -31,8 +31,10 @@ enum class Family : uint8_t {
   Gamma,
   Poisson,
   Gaussian,
+  MvGaussian, ///< runtime and catalogue only: the language has no vector constants yet
+  Wishart,    ///< runtime and catalogue only
 };
-constexpr unsigned kNumFamilies = 7;
+constexpr unsigned kNumFamilies = 9;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {
@@ -43,6 +45,8 @@ enum class Support : uint8_t {
   Positive, ///< (0, inf) (Gamma)
   Count,    ///< {0, 1, 2, ...} (Poisson)
   Real,     ///< the real line (Gaussian)
+  Vector,   ///< R^D (MvGaussian)
+  PDMatrix, ///< D x D positive-definite matrices (Wishart)
 };
 
 /// What a constant argument must satisfy.
@@ -52,6 +56,7 @@ enum class ConstantDomain : uint8_t {
   Probability, ///< a number in [0, 1]
   Real,        ///< any finite number
   Dimension,   ///< an integer (Long) >= 1, known before inference
+  Matrix,      ///< a constant vector or positive-definite matrix (MvGaussian, Wishart)
 };
 
 struct ParamSpec {
@@ -62,8 +67,8 @@ struct ParamSpec {
 
 struct FamilySpec {
   Family family;
-  std::string_view spelling;   ///< in the language: "Dirichlet"
-  std::string_view irName;     ///< in the IR: "dirichlet"
+  std::string_view spelling;   ///< in the language: "Dirichlet" ("" if not in the language)
+  std::string_view irName;     ///< in the IR: "dirichlet" ("" if not in the IR)
   Support support;
   std::span<const ParamSpec> params;
   /// Optional trailing parameters may be omitted; Beta(c) means Beta(c, c).
