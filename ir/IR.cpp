@@ -31,6 +31,7 @@ std::string_view typeKeyword(TypeKind k) {
   case TypeKind::Positive: return "positive";
   case TypeKind::Count: return "count";
   case TypeKind::Real: return "real";
+  case TypeKind::Cases: return "cases";
   }
   return "?";
 }
@@ -48,12 +49,19 @@ std::string_view opKindName(OpKind k) {
   case OpKind::Div: return "div";
   case OpKind::Neg: return "neg";
   case OpKind::Random: return "random";
+  case OpKind::GateCases: return "gate.cases";
+  case OpKind::GateEnter: return "gate.enter";
+  case OpKind::GateEnterPartial: return "gate.enter_partial";
+  case OpKind::GateEnterOne: return "gate.enter_one";
+  case OpKind::GateExit: return "gate.exit";
+  case OpKind::When: return "when";
   }
   return "?";
 }
 
-std::optional<OpKind> detOpFromName(std::string_view name) {
-  for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Neg})
+std::optional<OpKind> callOpFromName(std::string_view name) {
+  for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Neg, OpKind::GateCases,
+                   OpKind::GateEnter, OpKind::GateEnterPartial, OpKind::GateEnterOne, OpKind::GateExit})
     if (opKindName(k) == name)
       return k;
   return std::nullopt;
@@ -120,6 +128,14 @@ std::optional<Dim> knownPlateSize(const Op &plate) {
   if (lo.kind == Operand::Kind::Int && lo.intValue == (to ? 1 : 0) && hi.isValue() && hi.indices.empty())
     return Dim::of(hi.value);
   return std::nullopt;
+}
+
+std::vector<Op *> enclosingLoopsOfRegion(const Region &r) {
+  std::vector<Op *> loops;
+  for (Op *p = r.parent; p; p = p->parentOp())
+    if (p->kind == OpKind::For)
+      loops.insert(loops.begin(), p);
+  return loops;
 }
 
 std::vector<Op *> enclosingLoops(const Op &op) {

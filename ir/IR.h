@@ -58,6 +58,7 @@ enum class TypeKind : uint8_t {
   Positive, ///< random: (0, inf)
   Count,    ///< random: {0, 1, ...}
   Real,     ///< random: real line
+  Cases,    ///< gate.cases: one indicator per case of a condition, with the count
 };
 
 /// A size used in a type: an integer constant or an SSA value of type long.
@@ -78,8 +79,8 @@ struct Type {
   static Type of(TypeKind k) { return Type{k, {}}; }
   static Type withDim(TypeKind k, Dim d) { return Type{k, d}; }
   bool isDeterministic() const { return kind == TypeKind::Long || kind == TypeKind::Double; }
-  bool isRandom() const { return kind >= TypeKind::Simplex; }
-  bool hasDim() const { return kind == TypeKind::Simplex || kind == TypeKind::Cat; }
+  bool isRandom() const { return kind >= TypeKind::Simplex && kind <= TypeKind::Real; }
+  bool hasDim() const { return kind == TypeKind::Simplex || kind == TypeKind::Cat || kind == TypeKind::Cases; }
   friend bool operator==(const Type &a, const Type &b) {
     return a.kind == b.kind && (!a.hasDim() || a.dim == b.dim);
   }
@@ -134,6 +135,13 @@ enum class OpKind : uint8_t {
   Add, Sub, Mul, Div, Neg,
   // Random variables, each defined by its factor
   Random,
+  // Gates (seed 001), produced by the gate transform
+  GateCases,        ///< %c.cases = gate.cases(%c) : cases<N>
+  GateEnter,        ///< clones of an outer variable, one per case (array over the cases)
+  GateEnterPartial, ///< clones for the listed cases (array over them, by position)
+  GateEnterOne,     ///< the one clone used in a known case
+  GateExit,         ///< merges the clones defined in each case
+  When,             ///< when %c.cases case k { ... }: the body belongs to case k
 };
 
 /// A block of ops. Loops have one region whose argument is the loop index;
@@ -176,11 +184,15 @@ public:
   Value *result() const { return results.empty() ? nullptr : results.front(); }
   bool isRandom() const { return kind == OpKind::Random; }
   bool isDeterministic() const { return kind >= OpKind::Add && kind <= OpKind::Neg; }
+  bool isGate() const { return kind >= OpKind::GateCases && kind <= OpKind::GateExit; }
+  /// Ops whose operands print as a call: name(operands) [observed] : type.
+  bool isCallStyle() const { return isDeterministic() || isRandom() || isGate(); }
   std::string_view name() const;
 };
 
 std::string_view opKindName(OpKind k);
-std::optional<OpKind> detOpFromName(std::string_view name);
+/// The deterministic or gate op printed as `name`.
+std::optional<OpKind> callOpFromName(std::string_view name);
 
 /// A parameter of the model class: `K: Long = 20`.
 struct Param {
@@ -244,5 +256,7 @@ std::optional<Dim> knownPlateSize(const Op &plate);
 
 /// The `for` ops enclosing `op`, outermost first.
 std::vector<Op *> enclosingLoops(const Op &op);
+/// The `for` ops enclosing region `r` (its own parent included), outermost first.
+std::vector<Op *> enclosingLoopsOfRegion(const Region &r);
 
 } // namespace ppc::ir

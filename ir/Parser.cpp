@@ -41,8 +41,11 @@ public:
         advance();
       t.kind = pos_ - start > 1 ? (c == '%' ? Tok::ValRef : Tok::SymRef) : Tok::Error;
     } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      // Op names may be dotted (gate.cases).
       while (pos_ < text_.size() &&
-             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+              (text_[pos_] == '.' && pos_ + 1 < text_.size() &&
+               std::isalpha(static_cast<unsigned char>(text_[pos_ + 1])))))
         advance();
       t.kind = Tok::Ident;
     } else if (std::isdigit(static_cast<unsigned char>(c)) ||
@@ -353,6 +356,19 @@ private:
         return false;
       return addRegionResults(op, resultToks);
     }
+    if (opName == "when") {
+      if (!requireResults(0))
+        return false;
+      Op *op = builder_->create(OpKind::When, loc);
+      Operand cases, which;
+      if (!parseOperand(cases) || !expect("case") || !parseOperand(which))
+        return false;
+      op->operands = {cases, which};
+      Region *body = builder_->addRegion(op);
+      if (!expect("{") || !parseOps(body) || !expect("}"))
+        return false;
+      return true;
+    }
     if (opName == "yield") {
       if (!requireResults(0))
         return false;
@@ -373,8 +389,8 @@ private:
 
     // Call-style ops: deterministic arithmetic and random variables.
     Op *op;
-    if (auto det = detOpFromName(opName)) {
-      op = builder_->create(*det, loc);
+    if (auto k = callOpFromName(opName)) {
+      op = builder_->create(*k, loc);
     } else if (auto fam = familyFromIRName(opName)) {
       op = builder_->create(OpKind::Random, loc);
       op->family = *fam;
@@ -398,7 +414,7 @@ private:
     }
     consume();
     if (is("observed")) {
-      if (!op->isRandom())
+      if (!op->isRandom() && op->kind != OpKind::GateExit)
         return fail("only random variables can be observed");
       op->observed = true;
       consume();
@@ -408,7 +424,11 @@ private:
     Type t;
     if (!parseType(t))
       return false;
-    builder_->addResult(op, name(resultToks[0]), t);
+    Value *result = builder_->addResult(op, name(resultToks[0]), t);
+    // Clone arrays have one more dimension: the cases.
+    if ((op->kind == OpKind::GateEnter || op->kind == OpKind::GateEnterPartial) && !op->operands.empty() &&
+        op->operands[0].isValue())
+      result->dims.push_back(op->operands[0].value);
     return true;
   }
 
@@ -493,9 +513,9 @@ private:
   bool parseType(Type &t) {
     if (tok_.kind != Tok::Ident)
       return fail("expected a type, got " + describe());
-    static const TypeKind kinds[] = {TypeKind::Long, TypeKind::Double, TypeKind::Simplex,
-                                     TypeKind::Unit, TypeKind::Cat, TypeKind::Bool,
-                                     TypeKind::Positive, TypeKind::Count, TypeKind::Real};
+    static const TypeKind kinds[] = {TypeKind::Long, TypeKind::Double, TypeKind::Simplex, TypeKind::Unit,
+                                     TypeKind::Cat, TypeKind::Bool, TypeKind::Positive, TypeKind::Count,
+                                     TypeKind::Real, TypeKind::Cases};
     for (TypeKind k : kinds) {
       if (tok_.text != typeKeyword(k))
         continue;

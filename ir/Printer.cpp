@@ -147,6 +147,16 @@ private:
       indent(depth);
       os << "}\n";
       return;
+    case OpKind::When:
+      os << "when ";
+      operand(op.operands[0]);
+      os << " case ";
+      operand(op.operands[1]);
+      os << " {\n";
+      region(*op.regions[0], depth + 1);
+      indent(depth);
+      os << "}\n";
+      return;
     case OpKind::Yield:
       os << "yield";
       for (size_t i = 0; i < op.operands.size(); ++i) {

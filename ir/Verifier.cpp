@@ -41,6 +41,10 @@ private:
         visible_.insert(op.index);
         exported = region(*op.regions[0], false);
         visible_.erase(op.index);
+      } else if (op.kind == OpKind::When) {
+        // A case's definitions stay visible after it (their posterior is
+        // conditional on the case; gate.exit merges them).
+        exported = region(*op.regions[0], false);
       } else if (op.kind == OpKind::If || op.kind == OpKind::Match) {
         for (const auto &sub : op.regions) {
           std::vector<const Value *> local = region(*sub, false);
@@ -81,7 +85,9 @@ private:
     return std::nullopt;
   }
 
-  void use(const Op &op, const Operand &o) {
+  // `trailingFree` dims may be left unindexed (gate.exit of a switch: the
+  // clones form an array over the loop of cases).
+  void use(const Op &op, const Operand &o, size_t trailingFree = 0) {
     if (!o.isValue())
       return;
     const Value *v = o.value;
@@ -90,6 +96,8 @@ private:
       return;
     }
     size_t expected = v->isParam() || v->isLoopIndex() ? 0 : v->dims.size();
+    if (trailingFree && o.indices.size() + trailingFree == expected)
+      expected = o.indices.size();
     if (o.indices.size() != expected) {
       error(op, "%" + v->name + " is an array over " + std::to_string(expected) +
                     " plate(s) but is used with " + std::to_string(o.indices.size()) +
@@ -101,6 +109,10 @@ private:
       const Value *plate = v->dims[j];
       const Op &plateOp = *plate->def;
       use(op, idx);
+      if (plate->type.kind == TypeKind::Cases) {
+        caseIndex(op, o, v, idx);
+        continue;
+      }
       switch (idx.kind) {
       case Operand::Kind::Float:
         error(op, "index " + toString(idx) + " of " + toString(o) + " must be an integer");
@@ -153,6 +165,26 @@ private:
     }
   }
 
+  // The last index of a clone array selects a case: by position for
+  // gate.enter_partial, by case value (a constant or a switch loop index) for gate.enter.
+  void caseIndex(const Op &op, const Operand &o, const Value *clones, const Operand &idx) {
+    const Value *cases = clones->dims.back();
+    bool partial = clones->def && clones->def->kind == OpKind::GateEnterPartial;
+    Dim count = partial ? Dim::of(int64_t(clones->def->operands.size()) - 2) : cases->type.dim;
+    if (idx.kind == Operand::Kind::Int) {
+      if (idx.intValue < 0 || (count.isConstant() && idx.intValue >= count.constant))
+        error(op, "case " + toString(idx) + " is outside the clones in " + toString(o));
+      return;
+    }
+    if (!partial && idx.isValue() && idx.value->isLoopIndex()) {
+      auto size = knownPlateSize(*idx.value->loop->operands[0].value->def);
+      if (size && *size == count)
+        return;
+    }
+    error(op, "the case index of " + toString(o) + " must be a constant" +
+                  std::string(partial ? "" : " or a loop over the cases"));
+  }
+
   static std::string dimText(Dim d) { return d.value ? "%" + d.value->name : std::to_string(d.constant); }
   static std::string plateText(const Op &p) {
     if (p.plateKind == Op::PlateKind::Data)
@@ -185,7 +217,7 @@ private:
           error(op, "%" + o.value->name + " is not visible here");
         continue;
       }
-      use(op, o);
+      use(op, o, op.kind == OpKind::GateExit && &o != &op.operands[0] ? 1 : 0);
     }
     switch (op.kind) {
     case OpKind::Plate:
@@ -268,6 +300,105 @@ private:
     }
     case OpKind::Random:
       randomChecks(op);
+      return;
+    case OpKind::GateCases:
+    case OpKind::GateEnter:
+    case OpKind::GateEnterPartial:
+    case OpKind::GateEnterOne:
+    case OpKind::GateExit:
+      gateChecks(op);
+      return;
+    case OpKind::When: {
+      const Operand &c = op.operands[0], &k = op.operands[1];
+      if (!c.isValue() || c.value->type.kind != TypeKind::Cases) {
+        error(op, "'when' needs a gate.cases value; got " + toString(c));
+        return;
+      }
+      Dim n = c.value->type.dim;
+      if (k.kind == Operand::Kind::Int) {
+        if (k.intValue < 0 || (n.isConstant() && k.intValue >= n.constant))
+          error(op, "case " + toString(k) + " is outside " + toString(c));
+      } else if (!(k.isValue() && k.value->isLoopIndex())) {
+        error(op, "'when' selects a case by a constant or a loop index; got " + toString(k));
+      }
+      return;
+    }
+    }
+  }
+
+  void gateChecks(const Op &op) {
+    auto casesOperand = [&]() -> const Value * {
+      if (op.operands.empty() || !op.operands[0].isValue() || op.operands[0].value->type.kind != TypeKind::Cases) {
+        error(op, "'" + std::string(op.name()) + "' needs a gate.cases value as its first operand");
+        return nullptr;
+      }
+      return op.operands[0].value;
+    };
+    const Value *res = op.result();
+    switch (op.kind) {
+    case OpKind::GateCases: {
+      if (op.operands.size() != 1 || !op.operands[0].isValue()) {
+        error(op, "'gate.cases' takes one condition");
+        return;
+      }
+      const Type &t = op.operands[0].value->type;
+      if (t.kind != TypeKind::Cat && t.kind != TypeKind::Bool) {
+        error(op, "'gate.cases' needs a Bernoulli or Categorical variable; got " + toString(op.operands[0]));
+        return;
+      }
+      Type expect = Type::withDim(TypeKind::Cases, t.kind == TypeKind::Bool ? Dim::of(2) : t.dim);
+      if (!(res->type == expect))
+        error(op, "%" + res->name + " must have type " + toString(expect));
+      return;
+    }
+    case OpKind::GateEnter:
+    case OpKind::GateEnterPartial:
+    case OpKind::GateEnterOne: {
+      const Value *cases = casesOperand();
+      if (!cases)
+        return;
+      size_t minOps = op.kind == OpKind::GateEnter ? 2 : 3;
+      if (op.operands.size() < minOps || (op.kind != OpKind::GateEnterPartial && op.operands.size() != minOps)) {
+        error(op, "wrong number of operands for '" + std::string(op.name()) + "'");
+        return;
+      }
+      const Operand &x = op.operands[1];
+      if (!x.isValue() || !x.value->type.isRandom()) {
+        error(op, "'" + std::string(op.name()) + "' clones a random variable; got " + toString(x));
+        return;
+      }
+      if (!(res->type == x.value->type))
+        error(op, "%" + res->name + " must have the type of " + toString(x) + ", " + toString(x.value->type));
+      std::set<int64_t> seen;
+      for (size_t i = 2; i < op.operands.size(); ++i) {
+        const Operand &k = op.operands[i];
+        Dim n = cases->type.dim;
+        if (k.kind == Operand::Kind::Int) {
+          if (k.intValue < 0 || (n.isConstant() && k.intValue >= n.constant) || !seen.insert(k.intValue).second)
+            error(op, "invalid or repeated case " + toString(k));
+        } else if (op.kind != OpKind::GateEnterOne || !k.isValue() || !k.value->isLoopIndex()) {
+          error(op, "cases are constants (or, for gate.enter_one, a switch loop index); got " + toString(k));
+        }
+      }
+      return;
+    }
+    case OpKind::GateExit: {
+      const Value *cases = casesOperand();
+      if (!cases)
+        return;
+      if (op.operands.size() < 2) {
+        error(op, "'gate.exit' merges at least one clone");
+        return;
+      }
+      for (size_t i = 1; i < op.operands.size(); ++i) {
+        const Operand &x = op.operands[i];
+        if (!x.isValue() || !(x.value->type == res->type))
+          error(op, "the clones merged by 'gate.exit' must have type " + toString(res->type) + "; got " +
+                        toString(x));
+      }
+      return;
+    }
+    default:
       return;
     }
   }
@@ -381,6 +512,12 @@ std::optional<Family> familyOf(const Value *v) {
     const Op *d = v->def;
     if (d->kind == OpKind::Random)
       return d->family;
+    if ((d->kind == OpKind::GateEnter || d->kind == OpKind::GateEnterPartial || d->kind == OpKind::GateEnterOne ||
+         d->kind == OpKind::GateExit) &&
+        d->operands.size() > 1 && d->operands[1].isValue()) {
+      v = d->operands[1].value; // clones and merges have the family of what they copy
+      continue;
+    }
     if ((d->kind != OpKind::If && d->kind != OpKind::Match) || d->regions.empty())
       return std::nullopt;
     const Op *y = d->regions[0]->terminator();

@@ -5,4 +5,5 @@
 
 namespace ppc::passes {
 std::unique_ptr<Pass> createVerifyPass();
+std::unique_ptr<Pass> createGatePass();
 } // namespace ppc::passes

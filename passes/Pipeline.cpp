@@ -10,11 +10,13 @@ namespace ppc::passes {
 
 const std::vector<PassInfo> &registeredPasses() {
   static const std::vector<PassInfo> passes = {
+      {"gate", "conditionals and switches to gate.cases / enter / exit and `when` blocks (seed 001)",
+       createGatePass},
       {"verify", "check the IR's invariants (ir/Verifier.h)", createVerifyPass},
   };
   return passes;
 }
 
-std::string_view defaultPipeline() { return "verify"; }
+std::string_view defaultPipeline() { return "gate,verify"; }
 
 } // namespace ppc::passes

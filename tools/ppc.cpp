@@ -33,8 +33,10 @@ int main(int argc, char **argv) {
   bool version = false;
 
   app.add_option("model", modelPath, "model file (.ppl)");
-  app.add_option("--emit", emit, "print an intermediate level and stop: ast, ir, plates")
-      ->check(CLI::IsMember({"ast", "ir", "plates"}));
+  app.add_option("--emit", emit,
+                 "print an intermediate level and stop: ast, ir (the Model IR), plates (the plate tree), "
+                 "gated (after the gate transform)")
+      ->check(CLI::IsMember({"ast", "ir", "plates", "gated"}));
   app.add_option("-p,--param", paramFlags, "set a model parameter: -p NAME=VALUE (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--passes", pipeline, "run these passes instead of the default pipeline (a,b,c)");
@@ -64,8 +66,18 @@ int main(int argc, char **argv) {
   std::string error;
   if (!parseParamFlags(paramFlags, params, error))
     return usageError(error);
+  // The default pipeline runs as far as the level asked for; an explicit
+  // --passes pipeline runs whole and --emit prints its result.
+  if (!pipelineGiven) {
+    if (emit == "gated")
+      pipeline = "gate";
+    else if (emit == "ir" || emit == "plates" || emit == "ast")
+      pipeline = "";
+    else
+      pipeline = std::string(passes::defaultPipeline());
+  }
   passes::PassManager pm(pmOptions);
-  if (!pm.addPipeline(pipelineGiven ? pipeline : std::string(passes::defaultPipeline()), error))
+  if (!pm.addPipeline(pipeline, error))
     return usageError(error);
 
   return runTool([&]() -> int {
@@ -93,7 +105,7 @@ int main(int argc, char **argv) {
     passes::PassContext ctx{diags};
     if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
       return 1;
-    if (emit == "ir" || emit.empty())
+    if (emit == "ir" || emit == "gated" || emit.empty())
       ir::print(*module, llvm::outs());
     else if (emit == "plates")
       ir::printPlateTree(*module, &*evaluation, llvm::outs());
