@@ -55,6 +55,8 @@ std::string_view opKindName(OpKind k) {
   case OpKind::GateEnterOne: return "gate.enter_one";
   case OpKind::GateExit: return "gate.exit";
   case OpKind::When: return "when";
+  case OpKind::Msg: return "msg";
+  case OpKind::Marginal: return "marginal";
   }
   return "?";
 }

@@ -142,6 +142,9 @@ enum class OpKind : uint8_t {
   GateEnterOne,     ///< the one clone used in a known case
   GateExit,         ///< merges the clones defined in each case
   When,             ///< when %c.cases case k { ... }: the body belongs to case k
+  // Message passing (the `messages` region, after message lowering)
+  Msg,      ///< %m = msg KERNEL(args) to %v.q[...] [case k] : T   a factor-to-variable message
+  Marginal, ///< %v.q = marginal %v (messages) : T                    q(v): the sum of its messages
 };
 
 /// A block of ops. Loops have one region whose argument is the loop index;
@@ -179,6 +182,18 @@ public:
   enum class PlateKind : uint8_t { Until, To, Data } plateKind = PlateKind::Until;
   // For ops: the loop index (owned by the module).
   Value *index = nullptr;
+  // Msg ops: the runtime kernel (from the catalogue); `evidence` messages
+  // carry a factor's E[log f] to one case of a condition.
+  std::string kernel;
+  bool evidence = false;
+  /// Msg and Marginal ops: how each operand is used (seed 000 annotations).
+  std::vector<DepKind> deps;
+  /// Msg ops: the marginal element the message goes to, and the case
+  /// (evidence messages).
+  std::optional<Operand> target, targetCase;
+  /// Msg ops: the gates the factor is in but its target is not: the message
+  /// counts with weight q(condition = case) (`when %z.q case %k`).
+  std::vector<std::pair<Operand, Operand>> gates;
 
   Op *parentOp() const { return parentRegion ? parentRegion->parent : nullptr; }
   Value *result() const { return results.empty() ? nullptr : results.front(); }
@@ -212,6 +227,9 @@ public:
   SourceRange loc;
   std::vector<Param> params;
   Region body;
+  /// After message lowering: the update statements of VMP, in no particular
+  /// order (the scheduler orders them). May refer to values defined later.
+  std::unique_ptr<Region> messages;
 
   /// Creates a value owned by the module with a unique name derived from
   /// `hint` (hint, hint.1, hint.2, ...).

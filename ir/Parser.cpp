@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace ppc::ir {
 namespace {
@@ -180,9 +181,57 @@ private:
       return false;
     if (!expect("}"))
       return false;
+    if (is("messages")) {
+      consume();
+      if (!expect("{"))
+        return false;
+      module_->messages = std::make_unique<Region>();
+      predeclareMessages();
+      if (!parseOps(module_->messages.get()) || !expect("}"))
+        return false;
+      for (Value *v : forward_)
+        if (!v->def && !v->loop) {
+          failed_ = true;
+          diags_.error("%" + v->name + " is declared in the messages but never defined");
+          return false;
+        }
+    }
     if (tok_.kind != Tok::Eof)
       return fail("expected end of file after the model, got " + describe());
     return true;
+  }
+
+  // Statements in `messages` may use values defined further down (the
+  // statements form a cycle): declare every name they define first.
+  void predeclareMessages() {
+    Lexer ahead = lex_;
+    Token prev = tok_, t = tok_;
+    int depth = 0;
+    while (t.kind != Tok::Eof) {
+      Token next = ahead.next();
+      if (t.kind == Tok::Punct && t.text == "{")
+        ++depth;
+      if (t.kind == Tok::Punct && t.text == "}" && depth-- == 0)
+        break;
+      bool defines = t.kind == Tok::ValRef && ((next.kind == Tok::Punct && next.text == "=") ||
+                                                (prev.kind == Tok::Ident && prev.text == "for"));
+      if (defines && !module_->lookup(t.text.substr(1))) {
+        Value *v = module_->newValue(t.text.substr(1), Type());
+        forward_.insert(v);
+      }
+      prev = t;
+      t = next;
+    }
+  }
+
+  /// A value for a definition: the forward declaration if there is one.
+  Value *defineValue(std::string_view name, Type type) {
+    Value *v = module_->lookup(name);
+    if (v && forward_.count(v) && !v->def && !v->loop) {
+      v->type = type;
+      return v;
+    }
+    return module_->newValue(name, type);
   }
 
   bool parseParam() {
@@ -250,7 +299,7 @@ private:
         return false;
     }
     for (const Token &t : resultToks)
-      if (module_->lookup(t.text.substr(1))) {
+      if (Value *v = module_->lookup(t.text.substr(1)); v && !(forward_.count(v) && !v->def && !v->loop)) {
         tok_ = t;
         return fail("redefinition of " + std::string(t.text));
       }
@@ -304,7 +353,7 @@ private:
       if (tok_.kind != Tok::ValRef)
         return fail("expected the loop index (%name), got " + describe());
       Token idxTok = tok_;
-      if (module_->lookup(idxTok.text.substr(1)))
+      if (Value *v = module_->lookup(idxTok.text.substr(1)); v && !(forward_.count(v) && !v->def && !v->loop))
         return fail("redefinition of " + std::string(idxTok.text));
       consume();
       if (!expect("in"))
@@ -312,7 +361,14 @@ private:
       Operand plate;
       if (!parseOperand(plate))
         return false;
-      Op *op = builder_->createFor(plate, name(idxTok), loc);
+      Op *op = builder_->createFor(plate, "", loc);
+      if (Value *fwd = module_->lookup(idxTok.text.substr(1)); fwd && forward_.count(fwd) && !fwd->loop) {
+        fwd->type = op->index->type;
+        fwd->loop = op;
+        op->index = fwd;
+      } else {
+        module_->rename(op->index, name(idxTok));
+      }
       if (!expect("{") || !parseOps(op->regions[0].get()) || !expect("}"))
         return false;
       return true;
@@ -367,6 +423,61 @@ private:
       Region *body = builder_->addRegion(op);
       if (!expect("{") || !parseOps(body) || !expect("}"))
         return false;
+      return true;
+    }
+    if (opName == "msg") {
+      if (!requireResults(1))
+        return false;
+      Op *op = builder_->create(OpKind::Msg, loc);
+      if (is("evidence")) {
+        op->evidence = true;
+        consume();
+      }
+      if (tok_.kind != Tok::Ident)
+        return fail("expected a kernel name, got " + describe());
+      op->kernel = std::string(tok_.text);
+      consume();
+      if (!expect("(") || !parseAnnotatedOperands(*op, ")") || !expect(")") || !expect("to"))
+        return false;
+      Operand target;
+      if (!parseOperand(target))
+        return false;
+      op->target = target;
+      if (is("case")) {
+        consume();
+        Operand which;
+        if (!parseOperand(which))
+          return false;
+        op->targetCase = which;
+      }
+      while (is("when")) {
+        consume();
+        Operand cond, which;
+        if (!parseOperand(cond) || !expect("case") || !parseOperand(which))
+          return false;
+        op->gates.emplace_back(cond, which);
+      }
+      Type t;
+      if (!expect(":") || !parseType(t))
+        return false;
+      addMessageResult(op, name(resultToks[0]), t);
+      return true;
+    }
+    if (opName == "marginal") {
+      if (!requireResults(1))
+        return false;
+      Op *op = builder_->create(OpKind::Marginal, loc);
+      Operand var;
+      if (!parseOperand(var))
+        return false;
+      op->operands.push_back(var);
+      op->deps.push_back(DepKind::Plain);
+      if (!expect("(") || !parseAnnotatedOperands(*op, ")") || !expect(")"))
+        return false;
+      Type t;
+      if (!expect(":") || !parseType(t))
+        return false;
+      addMessageResult(op, name(resultToks[0]), t);
       return true;
     }
     if (opName == "yield") {
@@ -430,6 +541,32 @@ private:
         op->operands[0].isValue())
       result->dims.push_back(op->operands[0].value);
     return true;
+  }
+
+  bool parseAnnotatedOperands(Op &op, std::string_view close) {
+    while (!is(close)) {
+      if (op.operands.size() > (op.kind == OpKind::Marginal ? 1u : 0u) && !expect(","))
+        return false;
+      DepKind kind = DepKind::Plain;
+      for (DepKind k : {DepKind::Required, DepKind::Trigger, DepKind::Fresh})
+        if (is(depKindName(k))) {
+          kind = k;
+          consume();
+        }
+      Operand o;
+      if (!parseOperand(o))
+        return false;
+      op.operands.push_back(o);
+      op.deps.push_back(kind);
+    }
+    return true;
+  }
+
+  void addMessageResult(Op *op, std::string_view name, Type t) {
+    Value *v = defineValue(name, t);
+    v->def = op;
+    v->dims = enclosingPlates(op->parentRegion);
+    op->results.push_back(v);
   }
 
   // The results of if/match take the type and dims of the first branch's yield.
@@ -551,6 +688,7 @@ private:
   Token tok_;
   Module *module_ = nullptr;
   std::unique_ptr<Builder> builder_;
+  std::set<Value *> forward_; ///< names declared ahead in `messages`
   bool failed_ = false;
 };
 

@@ -45,6 +45,11 @@ public:
     os << ") {\n";
     region(m.body, 1);
     os << "}\n";
+    if (m.messages) {
+      os << "messages {\n";
+      region(*m.messages, 1);
+      os << "}\n";
+    }
   }
 
   void operand(const Operand &o) {
@@ -83,6 +88,19 @@ private:
   void region(const Region &r, unsigned depth) {
     for (const auto &op : r.ops)
       this->op(*op, depth);
+  }
+
+  void depPrefix(const Op &op, size_t i) {
+    if (i < op.deps.size() && op.deps[i] != DepKind::Plain)
+      os << depKindName(op.deps[i]) << ' ';
+  }
+  void annotatedOperands(const Op &op) {
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      if (i)
+        os << ", ";
+      depPrefix(op, i);
+      operand(op.operands[i]);
+    }
   }
 
   void results(const Op &op) {
@@ -156,6 +174,39 @@ private:
       region(*op.regions[0], depth + 1);
       indent(depth);
       os << "}\n";
+      return;
+    case OpKind::Msg:
+      os << "msg " << (op.evidence ? "evidence " : "") << op.kernel << '(';
+      annotatedOperands(op);
+      os << ") to ";
+      operand(*op.target);
+      if (op.targetCase) {
+        os << " case ";
+        operand(*op.targetCase);
+      }
+      for (const auto &[cond, which] : op.gates) {
+        os << " when ";
+        operand(cond);
+        os << " case ";
+        operand(which);
+      }
+      os << " : ";
+      type(op.results[0]->type);
+      os << '\n';
+      return;
+    case OpKind::Marginal:
+      os << "marginal ";
+      operand(op.operands[0]);
+      os << " (";
+      for (size_t i = 1; i < op.operands.size(); ++i) {
+        if (i > 1)
+          os << ", ";
+        depPrefix(op, i);
+        operand(op.operands[i]);
+      }
+      os << ") : ";
+      type(op.results[0]->type);
+      os << '\n';
       return;
     case OpKind::Yield:
       os << "yield";

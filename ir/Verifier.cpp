@@ -18,6 +18,14 @@ public:
     for (const Param &p : m_.params)
       visible_.insert(p.value);
     region(m_.body, /*topLevel=*/true);
+    if (m_.messages) {
+      // Update statements form cycles: every message value is visible everywhere.
+      walk(*m_.messages, [&](const Op &op) {
+        for (const Value *v : op.results)
+          visible_.insert(v);
+      });
+      region(*m_.messages, /*topLevel=*/true);
+    }
     return ok_;
   }
 
@@ -217,6 +225,12 @@ private:
           error(op, "%" + o.value->name + " is not visible here");
         continue;
       }
+      if (op.kind == OpKind::Marginal && &o != &op.operands[0]) {
+        // A marginal sums message arrays over the dims it does not index.
+        if (o.isValue() && !visible_.count(o.value))
+          error(op, "%" + o.value->name + " is not defined");
+        continue;
+      }
       use(op, o, op.kind == OpKind::GateExit && &o != &op.operands[0] ? 1 : 0);
     }
     switch (op.kind) {
@@ -307,6 +321,16 @@ private:
     case OpKind::GateEnterOne:
     case OpKind::GateExit:
       gateChecks(op);
+      return;
+    case OpKind::Msg:
+      if (!op.target)
+        error(op, "'msg' needs a target");
+      else
+        use(op, *op.target);
+      if (op.kernel.empty())
+        error(op, "'msg' needs a kernel");
+      return;
+    case OpKind::Marginal:
       return;
     case OpKind::When: {
       const Operand &c = op.operands[0], &k = op.operands[1];

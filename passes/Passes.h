@@ -6,4 +6,5 @@
 namespace ppc::passes {
 std::unique_ptr<Pass> createVerifyPass();
 std::unique_ptr<Pass> createGatePass();
+std::unique_ptr<Pass> createMessagesPass();
 } // namespace ppc::passes

@@ -12,11 +12,13 @@ const std::vector<PassInfo> &registeredPasses() {
   static const std::vector<PassInfo> passes = {
       {"gate", "conditionals and switches to gate.cases / enter / exit and `when` blocks (seed 001)",
        createGatePass},
+      {"messages", "VMP message and marginal statements for every edge, with the catalogue's annotations",
+       createMessagesPass},
       {"verify", "check the IR's invariants (ir/Verifier.h)", createVerifyPass},
   };
   return passes;
 }
 
-std::string_view defaultPipeline() { return "gate,verify"; }
+std::string_view defaultPipeline() { return "gate,messages,verify"; }
 
 } // namespace ppc::passes

@@ -149,6 +149,21 @@ const FactorOperators &factorOperators(Family f) { return kOperators[static_cast
 
 std::span<const GateOperator> gateOperators() { return kGates; }
 
+std::string_view entropyKernel(Family f) {
+  switch (f) {
+  case Family::Dirichlet:
+  case Family::Beta: return "ppc_dirichlet_entropy_n";
+  case Family::Categorical: return "ppc_categorical_entropy_n";
+  case Family::Bernoulli: return "ppc_bernoulli_entropy_n";
+  case Family::Gamma: return "ppc_gamma_entropy_n";
+  case Family::Poisson: return "ppc_poisson_entropy_n";
+  case Family::Gaussian: return "ppc_gaussian_entropy_n";
+  case Family::MvGaussian: return "ppc_mvgaussian_entropy";
+  case Family::Wishart: return "ppc_wishart_entropy";
+  }
+  return "";
+}
+
 std::vector<std::string_view> catalogueKernels() {
   std::vector<std::string_view> out;
   auto add = [&](std::string_view k) {
@@ -167,6 +182,8 @@ std::vector<std::string_view> catalogueKernels() {
     add(g.kernel);
     add(g.elboKernel);
   }
+  for (const FamilySpec &f : kFamilies)
+    add(entropyKernel(f.family));
   return out;
 }
 

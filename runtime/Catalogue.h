@@ -136,6 +136,10 @@ struct GateOperator {
 };
 std::span<const GateOperator> gateOperators();
 
+/// The kernel giving the entropy of n posteriors of family `f` (natural
+/// parameters), e.g. ppc_dirichlet_entropy_n.
+std::string_view entropyKernel(Family f);
+
 /// Every runtime kernel the catalogue names, for consistency checks and for
 /// the JIT's symbol table.
 std::vector<std::string_view> catalogueKernels();

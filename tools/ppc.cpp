@@ -35,8 +35,8 @@ int main(int argc, char **argv) {
   app.add_option("model", modelPath, "model file (.ppl)");
   app.add_option("--emit", emit,
                  "print an intermediate level and stop: ast, ir (the Model IR), plates (the plate tree), "
-                 "gated (after the gate transform)")
-      ->check(CLI::IsMember({"ast", "ir", "plates", "gated"}));
+                 "gated (after the gate transform), messages (VMP statements)")
+      ->check(CLI::IsMember({"ast", "ir", "plates", "gated", "messages"}));
   app.add_option("-p,--param", paramFlags, "set a model parameter: -p NAME=VALUE (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--passes", pipeline, "run these passes instead of the default pipeline (a,b,c)");
@@ -71,6 +71,8 @@ int main(int argc, char **argv) {
   if (!pipelineGiven) {
     if (emit == "gated")
       pipeline = "gate";
+    else if (emit == "messages")
+      pipeline = "gate,messages";
     else if (emit == "ir" || emit == "plates" || emit == "ast")
       pipeline = "";
     else
@@ -105,7 +107,7 @@ int main(int argc, char **argv) {
     passes::PassContext ctx{diags};
     if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
       return 1;
-    if (emit == "ir" || emit == "gated" || emit.empty())
+    if (emit == "ir" || emit == "gated" || emit == "messages" || emit.empty())
       ir::print(*module, llvm::outs());
     else if (emit == "plates")
       ir::printPlateTree(*module, &*evaluation, llvm::outs());

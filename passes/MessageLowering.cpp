@@ -1,0 +1,379 @@
+//===- passes/MessageLowering.cpp - VMP message statements -----------------===//
+//
+// Infer.NET's MessageTransform for VMP (seed 003's "message annotation"): for
+// every factor of the gated model and every latent argument, one statement
+// computes the message from the factor to that argument, with the operator
+// the catalogue names and its dependency annotations; for every latent
+// variable one statement sums its messages into its posterior (marginal).
+//
+//   %p.B.x = msg ppc_categorical_probs_avglog_obs(required %x[..]) to %p.q[..] : unit
+//   %p.q = marginal %p[..] (trigger %p.F, trigger %p.B.x) : unit
+//
+// * A message reads the posteriors (%v.q) of the arguments the catalogue
+//   lists, observed data and constants as they are.
+// * Gates: a clone (gate.enter*) is the same variable as its source, so a
+//   message to a clone goes to the source's posterior, counted with weight
+//   q(condition = case) for each gate the factor is in and the source is not
+//   (`when %z.q case %k`). Each factor inside a case also sends its expected
+//   log density (the catalogue's ELBO term) as evidence to that case of the
+//   condition (`msg evidence ... to %z.q case %k`), and so does the entropy of
+//   each latent variable local to the case: the condition's posterior is
+//   then exact Bayes over conjugate branches.
+// * A marginal is triggered by each of its messages (seed 000: in VMP the
+//   message from a variable to a factor must always reflect the latest
+//   messages into the variable).
+//
+// The statements land in the module's `messages` region, each in its own
+// loop nest over the factor's plates, unordered: scheduling orders them.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "ir/Builder.h"
+#include "ir/IR.h"
+#include "ir/Printer.h"
+
+#include <functional>
+#include <map>
+#include <set>
+
+namespace ppc::passes {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::Operand;
+using ir::Region;
+using ir::Type;
+using ir::TypeKind;
+using ir::Value;
+
+using IndexMap = std::map<const Value *, Value *>;
+
+Operand substitute(const Operand &o, const IndexMap &map) {
+  Operand out = o;
+  if (o.isValue()) {
+    auto it = map.find(o.value);
+    if (it != map.end())
+      out.value = it->second;
+  }
+  for (Operand &i : out.indices)
+    i = substitute(i, map);
+  return out;
+}
+
+/// The `when` blocks around an op, outermost first.
+std::vector<Op *> enclosingWhens(const Op &op) {
+  std::vector<Op *> whens;
+  for (Op *p = op.parentOp(); p; p = p->parentOp())
+    if (p->kind == OpKind::When)
+      whens.insert(whens.begin(), p);
+  return whens;
+}
+
+class MessageLowering {
+public:
+  MessageLowering(ir::Module &m, DiagnosticEngine &diags) : m_(m), b_(m), diags_(diags) {}
+
+  bool run() {
+    if (m_.messages) {
+      diags_.error("the model already has messages");
+      return false;
+    }
+    m_.messages = std::make_unique<Region>();
+    ir::walk(m_.body, [&](Op &op) {
+      if (op.kind == OpKind::GateExit)
+        for (size_t i = 1; i < op.operands.size(); ++i)
+          exitOf_[op.operands[i].value] = &op;
+    });
+    // Posteriors first, so that messages can name them.
+    ir::walk(m_.body, [&](Op &op) {
+      if (op.isRandom() && !op.observed)
+        posteriorOf(op.result());
+    });
+    ir::walk(m_.body, [&](Op &op) {
+      if (op.isRandom())
+        lowerFactor(op);
+      else if (op.kind == OpKind::GateExit && !op.observed)
+        unsupported(op, "a variable defined in every case of a conditional and used after it (a latent gate.exit)");
+    });
+    for (auto &[v, info] : posteriors_)
+      finishMarginal(*info);
+    return ok_;
+  }
+
+private:
+  struct Posterior {
+    Value *var;
+    Value *q;      ///< the marginal's value
+    Op *marginal;  ///< its statement
+    IndexMap map;  ///< the variable's loop indices -> the marginal's loop indices
+    std::vector<Value *> messages;
+  };
+
+  void unsupported(const Op &op, const std::string &what) {
+    diags_.error(op.loc, "variational message passing in ppc does not support " + what);
+    ok_ = false;
+  }
+
+  /// A loop nest in `messages` mirroring `loops`; returns its body and the
+  /// index map.
+  Region *mirrorLoops(const std::vector<Op *> &loops, IndexMap &map, std::string_view hint) {
+    Region *r = m_.messages.get();
+    for (Op *l : loops) {
+      Operand plate = substitute(l->operands[0], map);
+      b_.setInsertionRegion(r);
+      Op *loop = b_.createFor(plate, std::string(hint.empty() ? l->index->name : std::string(hint)), l->loc);
+      map[l->index] = loop->index;
+      r = loop->regions[0].get();
+    }
+    return r;
+  }
+
+  Posterior *posteriorOf(Value *v) {
+    auto it = posteriors_.find(v);
+    if (it != posteriors_.end())
+      return it->second.get();
+    auto info = std::make_unique<Posterior>();
+    info->var = v;
+    Region *r = mirrorLoops(ir::enclosingLoops(*v->def), info->map, "");
+    Op *marginal = b_.createIn(r, OpKind::Marginal, v->def->loc);
+    std::vector<Operand> idx;
+    for (Op *l : ir::enclosingLoops(*v->def))
+      idx.push_back(Operand::ofValue(info->map[l->index]));
+    marginal->operands.push_back(Operand::ofValue(v, idx));
+    marginal->deps.push_back(DepKind::Plain);
+    info->q = b_.addResult(marginal, v->name + ".q", v->type);
+    info->marginal = marginal;
+    Posterior *raw = info.get();
+    posteriors_[v] = std::move(info);
+    return raw;
+  }
+
+  // A marginal sums its messages; each message's `to` clause says which
+  // element of the posterior it adds to, so the inputs are whole arrays.
+  void finishMarginal(Posterior &p) {
+    for (Value *msg : p.messages) {
+      p.marginal->operands.push_back(Operand::ofValue(msg));
+      p.marginal->deps.push_back(DepKind::Trigger);
+    }
+  }
+
+  /// What a factor's argument refers to for message passing: the variable
+  /// whose posterior it is (a clone's source), with indices valid at the use.
+  struct Ref {
+    Value *var = nullptr;       ///< latent variable (null if observed or constant)
+    Operand operand;            ///< as the message reads it
+    std::vector<Op *> gates;    ///< the `when` blocks around the variable's definition
+  };
+
+  Ref resolve(const Operand &o) {
+    Ref r;
+    r.operand = o;
+    if (!o.isValue() || !o.value->type.isRandom())
+      return r;
+    Value *v = o.value;
+    Op *def = v->def;
+    if (!def)
+      return r;
+    if (def->kind == OpKind::GateEnter || def->kind == OpKind::GateEnterPartial || def->kind == OpKind::GateEnterOne) {
+      // The clone's element -> the source's element.
+      IndexMap map;
+      std::vector<Op *> loops = ir::enclosingLoops(*def);
+      for (size_t j = 0; j < loops.size() && j < o.indices.size(); ++j)
+        if (o.indices[j].isValue())
+          map[loops[j]->index] = o.indices[j].value;
+      return resolve(substitute(def->operands[1], map));
+    }
+    if (def->isRandom() && def->observed) {
+      // Data: a per-case clone of an observed variable reads the variable.
+      auto exit = exitOf_.find(v);
+      if (exit != exitOf_.end()) {
+        std::vector<Op *> loops = ir::enclosingLoops(*exit->second);
+        std::vector<Operand> idx(o.indices.begin(), o.indices.begin() + std::min(o.indices.size(), loops.size()));
+        r.operand = Operand::ofValue(exit->second->result(), idx);
+      }
+      return r;
+    }
+    if (def->kind == OpKind::GateExit) {
+      r.operand = o;
+      return r; // observed merge (latent ones are rejected)
+    }
+    if (def->isRandom()) {
+      r.var = v;
+      r.gates = enclosingWhens(*def);
+      Posterior *p = posteriorOf(v);
+      r.operand = Operand::ofValue(p->q, o.indices);
+    }
+    return r;
+  }
+
+  void lowerFactor(Op &f) {
+    const FamilySpec &spec = familySpec(f.family);
+    const FactorOperators &ops = factorOperators(f.family);
+    std::vector<Op *> loops = ir::enclosingLoops(f);
+    std::vector<Op *> whens = enclosingWhens(f);
+    // Argument 0 is the sample, i > 0 the operands.
+    std::vector<Ref> args;
+    {
+      std::vector<Operand> idx;
+      for (Op *l : loops)
+        idx.push_back(Operand::ofValue(l->index));
+      args.push_back(resolve(Operand::ofValue(f.result(), idx)));
+    }
+    for (const Operand &o : f.operands)
+      args.push_back(resolve(o));
+    bool sampleObserved = f.observed;
+
+    for (size_t a = 0; a < args.size(); ++a) {
+      if (!args[a].var)
+        continue; // constants and data receive no messages
+      const MessageOperator &mo = ops.toArgument[a];
+      std::string kernel(sampleObserved && a != 0 && !mo.observedKernel.empty() ? mo.observedKernel : mo.kernel);
+      if (kernel.empty()) {
+        unsupported(f, "a message from " + std::string(spec.spelling) + " to its " +
+                           (a == 0 ? std::string("sample") : std::string(spec.params[a - 1].name)));
+        continue;
+      }
+      IndexMap map;
+      Region *r = mirrorLoops(loops, map, "");
+      Op *msg = b_.createIn(r, OpKind::Msg, f.loc);
+      msg->kernel = kernel;
+      // Constants the kernel needs, then the arguments it reads.
+      for (size_t i = 1; i < args.size(); ++i)
+        if (!args[i].var && i != a && (spec.params[i - 1].constant != ConstantDomain::None)) {
+          msg->operands.push_back(substitute(args[i].operand, map));
+          msg->deps.push_back(DepKind::Plain);
+        }
+      for (const OperatorInput &in : mo.reads) {
+        if (in.arg >= args.size())
+          continue;
+        if (in.arg == 0 && !args[0].var) {
+          msg->operands.push_back(substitute(args[0].operand, map)); // observed sample: data
+          msg->deps.push_back(DepKind::Plain);
+          continue;
+        }
+        if (!args[in.arg].var)
+          continue; // a constant, already passed
+        msg->operands.push_back(substitute(args[in.arg].operand, map));
+        msg->deps.push_back(in.kind);
+      }
+      msg->target = substitute(args[a].operand, map);
+      addGates(*msg, whens, args[a].gates, map);
+      Posterior *p = posteriorOf(args[a].var);
+      Value *res = b_.addResult(msg, args[a].var->name + (a == 0 ? std::string(".F") : ".B." + f.result()->name),
+                                args[a].var->type);
+      p->messages.push_back(res);
+    }
+
+    // Evidence for the innermost condition: the factor's E[log f], and the
+    // entropy of the latent variable it defines when that is local to the case.
+    if (!whens.empty())
+      evidence(f, args, whens);
+  }
+
+  /// Weights: the gates around the factor that are not around the target.
+  void addGates(Op &msg, const std::vector<Op *> &factorWhens, const std::vector<Op *> &targetWhens,
+                const IndexMap &map) {
+    for (Op *w : factorWhens) {
+      bool shared = false;
+      for (Op *t : targetWhens)
+        shared = shared || sameGate(*w, *t);
+      if (shared)
+        continue;
+      msg.gates.emplace_back(conditionPosterior(*w, map), substitute(w->operands[1], map));
+    }
+  }
+
+  /// Two `when` blocks select the same case of the same condition: the same
+  /// gate.cases value and the same constant, or loops over the same plate.
+  static bool sameGate(const Op &a, const Op &b) {
+    if (a.operands[0].value != b.operands[0].value)
+      return false;
+    const Operand &x = a.operands[1], &y = b.operands[1];
+    if (x.kind == Operand::Kind::Int || y.kind == Operand::Kind::Int)
+      return x.kind == y.kind && x.intValue == y.intValue;
+    return x.value->isLoopIndex() && y.value->isLoopIndex() &&
+           x.value->loop->operands[0].value == y.value->loop->operands[0].value;
+  }
+
+  /// The posterior of the condition a `when` block tests, indexed for code
+  /// under `map`.
+  Operand conditionPosterior(const Op &when, const IndexMap &map) {
+    const Value *cases = when.operands[0].value;
+    const Op *casesOp = cases->def;
+    Ref cond = resolve(casesOp->operands[0]);
+    if (!cond.var) {
+      unsupported(when, "a condition that is observed");
+      return Operand::ofInt(0);
+    }
+    // The condition's indices are in terms of the gate.cases op's loops,
+    // which enclose the `when`: the same loop indices, mapped.
+    return substitute(cond.operand, map);
+  }
+
+  void evidence(Op &f, const std::vector<Ref> &args, const std::vector<Op *> &whens) {
+    Op *inner = whens.back();
+    const FactorOperators &ops = factorOperators(f.family);
+    std::vector<Op *> loops = ir::enclosingLoops(f);
+    auto emit = [&](const std::string &kernel, const std::vector<std::pair<Operand, DepKind>> &inputs,
+                    const std::string &name, IndexMap &map, Region *r) {
+      Op *msg = b_.createIn(r, OpKind::Msg, f.loc);
+      msg->kernel = kernel;
+      msg->evidence = true;
+      for (auto &[o, k] : inputs) {
+        msg->operands.push_back(substitute(o, map));
+        msg->deps.push_back(k);
+      }
+      Operand cond = conditionPosterior(*inner, map);
+      msg->target = cond;
+      msg->targetCase = substitute(inner->operands[1], map);
+      std::vector<Op *> outer(whens.begin(), whens.end() - 1);
+      Ref condRef = resolve(inner->operands[0].value->def->operands[0]);
+      addGates(*msg, outer, condRef.gates, map);
+      if (condRef.var) {
+        Posterior *p = posteriorOf(condRef.var);
+        Value *res = b_.addResult(msg, condRef.var->name + ".E." + name, condRef.var->type);
+        p->messages.push_back(res);
+      }
+    };
+    {
+      IndexMap map;
+      Region *r = mirrorLoops(loops, map, "");
+      std::vector<std::pair<Operand, DepKind>> inputs;
+      for (size_t i = 1; i < args.size(); ++i)
+        if (!args[i].var)
+          inputs.emplace_back(args[i].operand, DepKind::Plain);
+      for (const OperatorInput &in : ops.elboReads)
+        if (in.arg < args.size() && (args[in.arg].var || in.arg == 0))
+          inputs.emplace_back(args[in.arg].operand, DepKind::Plain);
+      std::string kernel(f.observed && !ops.observedElboKernel.empty() ? ops.observedElboKernel : ops.elboKernel);
+      emit(kernel, inputs, f.result()->name, map, r);
+    }
+    if (!f.observed && args[0].var) {
+      IndexMap map;
+      Region *r = mirrorLoops(loops, map, "");
+      emit(std::string(entropyKernel(f.family)), {{args[0].operand, DepKind::Plain}}, "H." + f.result()->name, map,
+           r);
+    }
+  }
+
+  ir::Module &m_;
+  ir::Builder b_;
+  DiagnosticEngine &diags_;
+  std::map<const Value *, Op *> exitOf_;
+  std::map<const Value *, std::unique_ptr<Posterior>> posteriors_;
+  bool ok_ = true;
+};
+
+class MessagesPass : public Pass {
+public:
+  std::string_view name() const override { return "messages"; }
+  bool run(ir::Module &m, PassContext &ctx) override { return MessageLowering(m, ctx.diags).run(); }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createMessagesPass() { return std::make_unique<MessagesPass>(); }
+
+} // namespace ppc::passes
