@@ -57,6 +57,7 @@ std::string_view opKindName(OpKind k) {
   case OpKind::When: return "when";
   case OpKind::Msg: return "msg";
   case OpKind::Marginal: return "marginal";
+  case OpKind::Update: return "update";
   }
   return "?";
 }

@@ -145,6 +145,8 @@ enum class OpKind : uint8_t {
   // Message passing (the `messages` region, after message lowering)
   Msg,      ///< %m = msg KERNEL(args) to %v.q[...] [case k] : T   a factor-to-variable message
   Marginal, ///< %v.q = marginal %v (messages) : T                    q(v): the sum of its messages
+  // Schedules (after scheduling)
+  Update,   ///< update %stmt: run the statement that defines %stmt
 };
 
 /// A block of ops. Loops have one region whose argument is the loop index;
@@ -230,6 +232,10 @@ public:
   /// After message lowering: the update statements of VMP, in no particular
   /// order (the scheduler orders them). May refer to values defined later.
   std::unique_ptr<Region> messages;
+  /// After scheduling: statements run once before the iterations, in each
+  /// iteration, and once after the last iteration (to refresh posteriors the
+  /// last iteration left stale). Each holds `update` ops.
+  std::unique_ptr<Region> initSchedule, iterationSchedule, finalSchedule;
 
   /// Creates a value owned by the module with a unique name derived from
   /// `hint` (hint, hint.1, hint.2, ...).

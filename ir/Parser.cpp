@@ -196,6 +196,23 @@ private:
           return false;
         }
     }
+    if (is("schedule")) {
+      consume();
+      if (!expect("{"))
+        return false;
+      std::pair<const char *, std::unique_ptr<Region> *> parts[] = {{"init", &module_->initSchedule},
+                                                                     {"iteration", &module_->iterationSchedule},
+                                                                     {"final", &module_->finalSchedule}};
+      for (auto &[label, slot] : parts) {
+        if (!expect(label) || !expect("{"))
+          return false;
+        *slot = std::make_unique<Region>();
+        if (!parseOps(slot->get()) || !expect("}"))
+          return false;
+      }
+      if (!expect("}"))
+        return false;
+    }
     if (tok_.kind != Tok::Eof)
       return fail("expected end of file after the model, got " + describe());
     return true;
@@ -423,6 +440,19 @@ private:
       Region *body = builder_->addRegion(op);
       if (!expect("{") || !parseOps(body) || !expect("}"))
         return false;
+      return true;
+    }
+    if (opName == "update") {
+      if (!requireResults(0))
+        return false;
+      Op *op = builder_->create(OpKind::Update, loc);
+      Operand stmt;
+      if (!parseOperand(stmt))
+        return false;
+      if (!stmt.isValue() || !stmt.value->def ||
+          (stmt.value->def->kind != OpKind::Msg && stmt.value->def->kind != OpKind::Marginal))
+        return fail("'update' names a message or marginal statement");
+      op->operands.push_back(stmt);
       return true;
     }
     if (opName == "msg") {

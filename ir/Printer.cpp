@@ -50,6 +50,18 @@ public:
       region(*m.messages, 1);
       os << "}\n";
     }
+    if (m.iterationSchedule) {
+      os << "schedule {\n";
+      const std::pair<const char *, const Region *> parts[] = {
+          {"init", m.initSchedule.get()}, {"iteration", m.iterationSchedule.get()}, {"final", m.finalSchedule.get()}};
+      for (auto &[label, r] : parts) {
+        os << "  " << label << " {\n";
+        if (r)
+          region(*r, 2);
+        os << "  }\n";
+      }
+      os << "}\n";
+    }
   }
 
   void operand(const Operand &o) {
@@ -206,6 +218,11 @@ private:
       }
       os << ") : ";
       type(op.results[0]->type);
+      os << '\n';
+      return;
+    case OpKind::Update:
+      os << "update ";
+      operand(op.operands[0]);
       os << '\n';
       return;
     case OpKind::Yield:

@@ -26,6 +26,11 @@ public:
       });
       region(*m_.messages, /*topLevel=*/true);
     }
+    for (const Region *r : {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()})
+      if (r)
+        for (const auto &op : r->ops)
+          if (op->kind != OpKind::Update)
+            error(*op, "a schedule holds only 'update' statements");
     return ok_;
   }
 
@@ -331,6 +336,7 @@ private:
         error(op, "'msg' needs a kernel");
       return;
     case OpKind::Marginal:
+    case OpKind::Update:
       return;
     case OpKind::When: {
       const Operand &c = op.operands[0], &k = op.operands[1];

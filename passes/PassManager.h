@@ -24,6 +24,11 @@ namespace passes {
 
 struct PassContext {
   DiagnosticEngine &diags;
+  /// Where printing passes (print-deps) write.
+  llvm::raw_ostream *out = nullptr;
+  /// Variables the user initializes (--init VAR=FILE): the scheduler avoids
+  /// recomputing or invalidating them before they are used.
+  std::vector<std::string> userInitializations;
 };
 
 class Pass {

@@ -7,4 +7,8 @@ namespace ppc::passes {
 std::unique_ptr<Pass> createVerifyPass();
 std::unique_ptr<Pass> createGatePass();
 std::unique_ptr<Pass> createMessagesPass();
+std::unique_ptr<Pass> createSchedulePass();
+std::unique_ptr<Pass> createDeadCodePass();
+std::unique_ptr<Pass> createPrintDepsPass();
+std::unique_ptr<Pass> createPrintDepsDotPass();
 } // namespace ppc::passes

@@ -14,11 +14,17 @@ const std::vector<PassInfo> &registeredPasses() {
        createGatePass},
       {"messages", "VMP message and marginal statements for every edge, with the catalogue's annotations",
        createMessagesPass},
+      {"schedule", "iteration, initialization and final schedules by seed 000's greedy algorithm",
+       createSchedulePass},
+      {"dce", "remove updates never read before the next update in cyclic order (seed 000)", createDeadCodePass},
       {"verify", "check the IR's invariants (ir/Verifier.h)", createVerifyPass},
+      {"print-deps", "print the statements' dependencies (Declaration, Required, Trigger, Fresh)",
+       createPrintDepsPass},
+      {"print-deps-dot", "print the dependency graph as Graphviz DOT", createPrintDepsDotPass},
   };
   return passes;
 }
 
-std::string_view defaultPipeline() { return "gate,messages,verify"; }
+std::string_view defaultPipeline() { return "gate,messages,schedule,dce,verify"; }
 
 } // namespace ppc::passes

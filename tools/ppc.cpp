@@ -35,8 +35,12 @@ int main(int argc, char **argv) {
   app.add_option("model", modelPath, "model file (.ppl)");
   app.add_option("--emit", emit,
                  "print an intermediate level and stop: ast, ir (the Model IR), plates (the plate tree), "
-                 "gated (after the gate transform), messages (VMP statements)")
-      ->check(CLI::IsMember({"ast", "ir", "plates", "gated", "messages"}));
+                 "gated (after the gate transform), messages (VMP statements), deps, deps-dot "
+                 "(their dependencies), schedule")
+      ->check(CLI::IsMember({"ast", "ir", "plates", "gated", "messages", "deps", "deps-dot", "schedule"}));
+  std::vector<std::string> initFlags;
+  app.add_option("--init", initFlags, "initialize a latent variable's posterior: --init VAR=FILE (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("-p,--param", paramFlags, "set a model parameter: -p NAME=VALUE (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--passes", pipeline, "run these passes instead of the default pipeline (a,b,c)");
@@ -73,6 +77,12 @@ int main(int argc, char **argv) {
       pipeline = "gate";
     else if (emit == "messages")
       pipeline = "gate,messages";
+    else if (emit == "deps")
+      pipeline = "gate,messages,print-deps";
+    else if (emit == "deps-dot")
+      pipeline = "gate,messages,print-deps-dot";
+    else if (emit == "schedule")
+      pipeline = "gate,messages,schedule,dce";
     else if (emit == "ir" || emit == "plates" || emit == "ast")
       pipeline = "";
     else
@@ -104,10 +114,20 @@ int main(int argc, char **argv) {
     std::optional<ir::Evaluation> evaluation = ir::evaluate(*module, params, /*requireAll=*/false, diags);
     if (!evaluation)
       return 1;
-    passes::PassContext ctx{diags};
+    passes::PassContext ctx{diags, &llvm::outs(), {}};
+    for (const std::string &f : initFlags) {
+      size_t eq = f.find('=');
+      std::string var = f.substr(0, eq);
+      ir::Value *v = module->lookup(var);
+      if (eq == std::string::npos || eq == 0 || !v || !v->def || !v->def->isRandom() || v->def->observed) {
+        llvm::errs() << "ppc: error: --init " << f << ": expected VAR=FILE with VAR a latent random variable of the model\n";
+        return 2;
+      }
+      ctx.userInitializations.push_back(var);
+    }
     if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
       return 1;
-    if (emit == "ir" || emit == "gated" || emit == "messages" || emit.empty())
+    if (emit == "ir" || emit == "gated" || emit == "messages" || emit == "schedule" || emit.empty())
       ir::print(*module, llvm::outs());
     else if (emit == "plates")
       ir::printPlateTree(*module, &*evaluation, llvm::outs());

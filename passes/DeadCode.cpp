@@ -1,0 +1,122 @@
+//===- passes/DeadCode.cpp - redundant updates in cyclic order (seed 000) --===//
+//
+// The scheduler is conservative: it leaves every node valid at the end of an
+// iteration, so it may append an update whose value nothing reads before the
+// same node is updated again at the start of the next iteration (seed 000:
+// "A invalidates B"; the optimal schedule begins with B and ends with A, and
+// the scheduler appends a redundant B). Such updates are removed, scanning
+// the iteration schedule in cyclic order; the last update of a posterior is
+// always kept (posteriors are outputs). Posteriors the pruned iteration
+// leaves stale are refreshed once after the last iteration.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+#include "passes/DependencyAnalysis.h"
+
+#include <map>
+#include <set>
+
+namespace ppc::passes {
+namespace {
+
+class DeadCodePass : public Pass {
+public:
+  std::string_view name() const override { return "dce"; }
+
+  bool run(ir::Module &m, PassContext &ctx) override {
+    if (!m.iterationSchedule) {
+      ctx.diags.error("dead-code elimination needs a schedule (run the 'schedule' pass first)");
+      return false;
+    }
+    DependencyGraph g;
+    if (!analyzeDependencies(m, g, ctx.diags))
+      return false;
+    std::map<const ir::Value *, unsigned> index;
+    for (unsigned s = 0; s < g.values.size(); ++s)
+      index[g.values[s]] = s;
+    auto nodeOf = [&](const ir::Op &update) { return index.at(update.operands[0].value); };
+    auto reads = [&](unsigned reader, unsigned v) {
+      for (unsigned e : g.sources[reader])
+        if (g.edges[e].from == v)
+          return true;
+      return false;
+    };
+
+    auto &ops = m.iterationSchedule->ops;
+    for (bool changed = true; changed;) {
+      changed = false;
+      size_t L = ops.size();
+      for (size_t i = 0; i < L && !changed; ++i) {
+        unsigned v = nodeOf(*ops[i]);
+        bool used = false, again = false;
+        for (size_t d = 1; d < L; ++d) {
+          unsigned w = nodeOf(*ops[(i + d) % L]);
+          if (reads(w, v)) {
+            used = true;
+            break;
+          }
+          if (w == v) {
+            again = true;
+            break;
+          }
+        }
+        // An update nobody reads before the next one; keep the only update of a posterior.
+        if (!used && (again || !g.isMarginal(v))) {
+          ops.erase(ops.begin() + i);
+          changed = true;
+        }
+      }
+    }
+
+    // Refresh, after the loop, the posteriors the iteration leaves stale.
+    std::vector<bool> valid(g.stmts.size(), true);
+    for (auto &op : ops) {
+      unsigned v = nodeOf(*op);
+      valid[v] = true;
+      for (unsigned e : g.targets[v])
+        if (g.edges[e].kind == DepKind::Trigger)
+          valid[g.edges[e].to] = false;
+    }
+    m.finalSchedule = std::make_unique<ir::Region>();
+    for (unsigned s = 0; s < g.stmts.size(); ++s)
+      if (g.isMarginal(s) && !valid[s]) {
+        auto op = std::make_unique<ir::Op>();
+        op->kind = ir::OpKind::Update;
+        op->loc = g.stmts[s]->loc;
+        op->parentRegion = m.finalSchedule.get();
+        op->operands.push_back(ir::Operand::ofValue(const_cast<ir::Value *>(g.values[s])));
+        m.finalSchedule->ops.push_back(std::move(op));
+      }
+    return true;
+  }
+};
+
+class PrintDepsPass : public Pass {
+public:
+  explicit PrintDepsPass(bool dot) : dot_(dot) {}
+  std::string_view name() const override { return dot_ ? "print-deps-dot" : "print-deps"; }
+  bool run(ir::Module &m, PassContext &ctx) override {
+    DependencyGraph g;
+    if (!analyzeDependencies(m, g, ctx.diags))
+      return false;
+    if (dot_)
+      printDependenciesDot(g, *ctx.out);
+    else
+      printDependencies(g, *ctx.out);
+    return true;
+  }
+
+private:
+  bool dot_;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createDeadCodePass() { return std::make_unique<DeadCodePass>(); }
+std::unique_ptr<Pass> createPrintDepsPass() { return std::make_unique<PrintDepsPass>(false); }
+std::unique_ptr<Pass> createPrintDepsDotPass() { return std::make_unique<PrintDepsPass>(true); }
+
+} // namespace ppc::passes

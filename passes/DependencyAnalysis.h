@@ -1,0 +1,55 @@
+//===- passes/DependencyAnalysis.h - statement dependencies (seed 000) -----===//
+//
+// The dependency graph the scheduler works on: one node per statement of the
+// `messages` region (a message or a marginal), one edge A -> B when B reads
+// what A computes, annotated Declaration (plain use), Required, Trigger or
+// Fresh from the statement's operand annotations, which come from the
+// operator catalogue (message lowering copies them). Trigger and Fresh apply
+// transitively; cycles of Required, Trigger or Fresh edges are errors.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/Catalogue.h"
+
+#include <string>
+#include <vector>
+
+namespace llvm { class raw_ostream; }
+
+namespace ppc {
+class DiagnosticEngine;
+namespace ir { class Module; class Op; class Value; }
+
+namespace passes {
+
+struct DepEdge {
+  unsigned from, to; ///< statement indices: `to` reads what `from` computes
+  DepKind kind;      ///< Plain means a declaration dependency only
+};
+
+struct DependencyGraph {
+  std::vector<ir::Op *> stmts;           ///< the statements, in the order of `messages`
+  std::vector<const ir::Value *> values; ///< what each statement defines
+  std::vector<DepEdge> edges;
+  /// sources[i] / targets[i]: edge indices into `edges`.
+  std::vector<std::vector<unsigned>> sources, targets;
+
+  std::string name(unsigned stmt) const;
+  bool isMarginal(unsigned stmt) const;
+  /// Statements whose value does not depend on any marginal (priors and
+  /// other constant messages): computed once, before the iterations.
+  std::vector<bool> invariant;
+};
+
+/// Builds the graph of the module's `messages` region; reports prohibited
+/// cycles (naming the statements) and returns false if there are any.
+bool analyzeDependencies(const ir::Module &m, DependencyGraph &g, DiagnosticEngine &diags);
+
+/// --emit=deps: each statement with its dependencies, grouped by kind.
+void printDependencies(const DependencyGraph &g, llvm::raw_ostream &os);
+/// --emit=deps-dot: the graph in Graphviz DOT.
+void printDependenciesDot(const DependencyGraph &g, llvm::raw_ostream &os);
+
+} // namespace passes
+} // namespace ppc
