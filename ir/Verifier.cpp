@@ -449,13 +449,11 @@ private:
       const ParamSpec &p = spec.params[i];
       std::string what = std::string(spec.spelling) + " " + std::string(p.name);
       if (o.isValue() && o.value->type.isRandom()) {
+        // A type check; conjugacy is algorithm matching's (passes/AlgorithmMatching.cpp).
         auto fam = familyOf(o.value);
-        bool okFamily = false;
-        for (Family f : p.parents)
-          okFamily = okFamily || (fam && *fam == f);
-        if (!okFamily)
-          argError(i, what + " must be " + describeAccepted(p) + "; got " +
-                        (fam ? std::string(familySpec(*fam).spelling) : toString(o.value->type)));
+        if (!fam || !supportFits(p, familySpec(*fam).support))
+          argError(i, what + " cannot be " + toString(o) + " of type " + toString(o.value->type) + "; it must be " +
+                          describeAccepted(p));
         continue;
       }
       if (p.constant == ConstantDomain::None) {

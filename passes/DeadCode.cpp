@@ -25,15 +25,17 @@ namespace {
 class DeadCodePass : public Pass {
 public:
   std::string_view name() const override { return "dce"; }
+  bool preserves(const void *id) const override { return id == &DependencyAnalysis::ID; }
 
   bool run(ir::Module &m, PassContext &ctx) override {
     if (!m.iterationSchedule) {
       ctx.diags.error("dead-code elimination needs a schedule (run the 'schedule' pass first)");
       return false;
     }
-    DependencyGraph g;
-    if (!analyzeDependencies(m, g, ctx.diags))
+    DependencyGraph *graph = ctx.analyses.get<DependencyAnalysis>(m, ctx.diags);
+    if (!graph)
       return false;
+    const DependencyGraph &g = *graph;
     std::map<const ir::Value *, unsigned> index;
     for (unsigned s = 0; s < g.values.size(); ++s)
       index[g.values[s]] = s;
@@ -98,14 +100,15 @@ class PrintDepsPass : public Pass {
 public:
   explicit PrintDepsPass(bool dot) : dot_(dot) {}
   std::string_view name() const override { return dot_ ? "print-deps-dot" : "print-deps"; }
+  bool preservesAnalyses() const override { return true; }
   bool run(ir::Module &m, PassContext &ctx) override {
-    DependencyGraph g;
-    if (!analyzeDependencies(m, g, ctx.diags))
+    DependencyGraph *g = ctx.analyses.get<DependencyAnalysis>(m, ctx.diags);
+    if (!g)
       return false;
     if (dot_)
-      printDependenciesDot(g, *ctx.out);
+      printDependenciesDot(*g, *ctx.out);
     else
-      printDependencies(g, *ctx.out);
+      printDependencies(*g, *ctx.out);
     return true;
   }
 

@@ -53,6 +53,15 @@ bool findCycle(const DependencyGraph &g, DepKind kind, DiagnosticEngine &diags) 
 
 } // namespace
 
+const char DependencyAnalysis::ID = 0;
+
+std::unique_ptr<DependencyGraph> DependencyAnalysis::run(ir::Module &m, DiagnosticEngine &diags) {
+  auto g = std::make_unique<DependencyGraph>();
+  if (!analyzeDependencies(m, *g, diags))
+    return nullptr;
+  return g;
+}
+
 bool analyzeDependencies(const ir::Module &m, DependencyGraph &g, DiagnosticEngine &diags) {
   g = DependencyGraph();
   if (!m.messages) {

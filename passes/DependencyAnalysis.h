@@ -12,6 +12,7 @@
 
 #include "runtime/Catalogue.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,13 @@ struct DependencyGraph {
   /// Statements whose value does not depend on any marginal (priors and
   /// other constant messages): computed once, before the iterations.
   std::vector<bool> invariant;
+};
+
+/// The dependency graph as a cached analysis (passes/PassManager.h).
+struct DependencyAnalysis {
+  static const char ID;
+  using Result = DependencyGraph;
+  static std::unique_ptr<DependencyGraph> run(ir::Module &m, DiagnosticEngine &diags);
 };
 
 /// Builds the graph of the module's `messages` region; reports prohibited

@@ -95,7 +95,7 @@ public:
       if (op.isRandom())
         lowerFactor(op);
       else if (op.kind == OpKind::GateExit && !op.observed)
-        unsupported(op, "a variable defined in every case of a conditional and used after it (a latent gate.exit)");
+        unsupported(op, "a latent gate.exit (run algorithm matching, 'match', first)");
     });
     for (auto &[v, info] : posteriors_)
       finishMarginal(*info);

@@ -53,6 +53,7 @@ bool PassManager::run(ir::Module &m, PassContext &ctx, llvm::raw_ostream &dumpOS
   for (auto &pass : passes_) {
     auto start = std::chrono::steady_clock::now();
     ok = pass->run(m, ctx);
+    ctx.analyses.invalidateUnless([&](const void *id) { return pass->preserves(id); });
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     times.emplace_back(std::string(pass->name()), secs);
     if (!ok)

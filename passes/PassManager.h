@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -22,6 +23,41 @@ namespace ir { class Module; }
 
 namespace passes {
 
+/// Caches analysis results (the dependency graph, ...) between passes.
+/// An analysis is a type with `static const char ID`, a `Result` type and
+/// `static std::unique_ptr<Result> run(ir::Module &, DiagnosticEngine &)`
+/// (null on failure, after reporting). Results stay valid until a pass that
+/// does not preserve them runs; the pass manager then invalidates them.
+class AnalysisManager {
+public:
+  template <typename A> typename A::Result *get(ir::Module &m, DiagnosticEngine &diags) {
+    auto it = cache_.find(&A::ID);
+    if (it != cache_.end()) {
+      ++hits_;
+      return static_cast<typename A::Result *>(it->second.get());
+    }
+    std::unique_ptr<typename A::Result> r = A::run(m, diags);
+    if (!r)
+      return nullptr;
+    auto *raw = r.get();
+    cache_[&A::ID] = std::shared_ptr<void>(r.release(), [](void *p) { delete static_cast<typename A::Result *>(p); });
+    return raw;
+  }
+  void invalidateAll() { cache_.clear(); }
+  /// Drops every result for which `keep(id)` is false.
+  template <typename Keep> void invalidateUnless(Keep keep) {
+    for (auto it = cache_.begin(); it != cache_.end();)
+      it = keep(it->first) ? std::next(it) : cache_.erase(it);
+  }
+  void invalidate(const void *id) { cache_.erase(id); }
+  bool cached(const void *id) const { return cache_.count(id) != 0; }
+  unsigned hits() const { return hits_; }
+
+private:
+  std::map<const void *, std::shared_ptr<void>> cache_;
+  unsigned hits_ = 0;
+};
+
 struct PassContext {
   DiagnosticEngine &diags;
   /// Where printing passes (print-deps) write.
@@ -29,6 +65,7 @@ struct PassContext {
   /// Variables the user initializes (--init VAR=FILE): the scheduler avoids
   /// recomputing or invalidating them before they are used.
   std::vector<std::string> userInitializations;
+  AnalysisManager analyses;
 };
 
 class Pass {
@@ -37,6 +74,11 @@ public:
   virtual std::string_view name() const = 0;
   /// Transforms or checks `m`; returns false after reporting errors.
   virtual bool run(ir::Module &m, PassContext &ctx) = 0;
+  /// Whether the IR is unchanged (analyses stay valid). Transformations
+  /// return false; checks and printers true.
+  virtual bool preservesAnalyses() const { return false; }
+  /// Whether the analysis with this ID stays valid after the pass.
+  virtual bool preserves(const void *analysisID) const { (void)analysisID; return preservesAnalyses(); }
 };
 
 struct PassInfo {

@@ -6,6 +6,7 @@
 namespace ppc::passes {
 std::unique_ptr<Pass> createVerifyPass();
 std::unique_ptr<Pass> createGatePass();
+std::unique_ptr<Pass> createMatchPass();
 std::unique_ptr<Pass> createMessagesPass();
 std::unique_ptr<Pass> createSchedulePass();
 std::unique_ptr<Pass> createDeadCodePass();

@@ -12,6 +12,7 @@ const std::vector<PassInfo> &registeredPasses() {
   static const std::vector<PassInfo> passes = {
       {"gate", "conditionals and switches to gate.cases / enter / exit and `when` blocks (seed 001)",
        createGatePass},
+      {"match", "algorithm matching: every random argument has a VMP operator in the catalogue", createMatchPass},
       {"messages", "VMP message and marginal statements for every edge, with the catalogue's annotations",
        createMessagesPass},
       {"schedule", "iteration, initialization and final schedules by seed 000's greedy algorithm",
@@ -25,6 +26,6 @@ const std::vector<PassInfo> &registeredPasses() {
   return passes;
 }
 
-std::string_view defaultPipeline() { return "gate,messages,schedule,dce,verify"; }
+std::string_view defaultPipeline() { return "gate,match,messages,schedule,dce,verify"; }
 
 } // namespace ppc::passes

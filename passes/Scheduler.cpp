@@ -316,14 +316,15 @@ private:
 class SchedulePass : public Pass {
 public:
   std::string_view name() const override { return "schedule"; }
+  bool preserves(const void *id) const override { return id == &DependencyAnalysis::ID; }
   bool run(ir::Module &m, PassContext &ctx) override {
-    DependencyGraph g;
-    if (!analyzeDependencies(m, g, ctx.diags))
+    DependencyGraph *g = ctx.analyses.get<DependencyAnalysis>(m, ctx.diags);
+    if (!g)
       return false;
     std::set<std::string> userInit;
     for (const std::string &v : ctx.userInitializations)
       userInit.insert(v + ".q");
-    return Scheduler(m, g, userInit, ctx.diags).run() && !ctx.diags.hasErrors();
+    return Scheduler(m, *g, userInit, ctx.diags).run() && !ctx.diags.hasErrors();
   }
 };
 

@@ -8,6 +8,7 @@ namespace {
 class VerifyPass : public Pass {
 public:
   std::string_view name() const override { return "verify"; }
+  bool preservesAnalyses() const override { return true; }
   bool run(ir::Module &m, PassContext &ctx) override { return ir::verify(m, ctx.diags); }
 };
 } // namespace

@@ -220,6 +220,19 @@ std::string_view supportName(Support s) {
   return "?";
 }
 
+bool supportFits(const ParamSpec &p, Support s) {
+  for (Family f : p.parents)
+    if (familySpec(f).support == s)
+      return true;
+  switch (p.constant) {
+  case ConstantDomain::Positive: return s == Support::Positive || s == Support::Unit || s == Support::Count;
+  case ConstantDomain::Probability: return s == Support::Unit;
+  case ConstantDomain::Real:
+    return s == Support::Real || s == Support::Positive || s == Support::Unit || s == Support::Count;
+  default: return false;
+  }
+}
+
 bool constantInDomain(ConstantDomain d, double v) {
   if (!std::isfinite(v))
     return false;

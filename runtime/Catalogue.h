@@ -143,6 +143,12 @@ std::string_view entropyKernel(Family f);
 /// Every runtime kernel the catalogue names, for consistency checks and for
 /// the JIT's symbol table.
 std::vector<std::string_view> catalogueKernels();
+/// Whether a random variable with support `s` has the right kind of values
+/// for parameter `p` (a type check: Poisson's rate is positive, so a Beta
+/// variable fits; whether VMP has an operator for it is the catalogue's
+/// parents list, checked by algorithm matching).
+bool supportFits(const ParamSpec &p, Support s);
+
 /// Whether constant `v` satisfies `d` (finite, and positive / in [0, 1] / >= 1).
 bool constantInDomain(ConstantDomain d, double v);
 

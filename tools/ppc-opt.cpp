@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
     std::unique_ptr<ir::Module> m = ir::parseModule(*text, diags);
     if (!m || !ir::verify(*m, diags))
       return 1;
-    passes::PassContext ctx{diags, &llvm::outs(), {}};
+    passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
     if (!pm.run(*m, ctx, llvm::outs(), llvm::errs()))
       return 1;
     ir::print(*m, llvm::outs());

@@ -76,13 +76,13 @@ int main(int argc, char **argv) {
     if (emit == "gated")
       pipeline = "gate";
     else if (emit == "messages")
-      pipeline = "gate,messages";
+      pipeline = "gate,match,messages";
     else if (emit == "deps")
-      pipeline = "gate,messages,print-deps";
+      pipeline = "gate,match,messages,print-deps";
     else if (emit == "deps-dot")
-      pipeline = "gate,messages,print-deps-dot";
+      pipeline = "gate,match,messages,print-deps-dot";
     else if (emit == "schedule")
-      pipeline = "gate,messages,schedule,dce";
+      pipeline = "gate,match,messages,schedule,dce";
     else if (emit == "ir" || emit == "plates" || emit == "ast")
       pipeline = "";
     else
@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
     std::optional<ir::Evaluation> evaluation = ir::evaluate(*module, params, /*requireAll=*/false, diags);
     if (!evaluation)
       return 1;
-    passes::PassContext ctx{diags, &llvm::outs(), {}};
+    passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
     for (const std::string &f : initFlags) {
       size_t eq = f.find('=');
       std::string var = f.substr(0, eq);
