@@ -58,6 +58,8 @@ std::string_view opKindName(OpKind k) {
   case OpKind::Msg: return "msg";
   case OpKind::Marginal: return "marginal";
   case OpKind::Update: return "update";
+  case OpKind::Local: return "local";
+  case OpKind::Fuse: return "fuse";
   }
   return "?";
 }

@@ -146,7 +146,9 @@ enum class OpKind : uint8_t {
   Msg,      ///< %m = msg KERNEL(args) to %v.q[...] [case k] : T   a factor-to-variable message
   Marginal, ///< %v.q = marginal %v (messages) : T                    q(v): the sum of its messages
   // Schedules (after scheduling)
-  Update,   ///< update %stmt: run the statement that defines %stmt
+  Update,   ///< update %stmt [streamed]: run the statement that defines %stmt
+  Local,    ///< local %P iters N [restart] { sweep } then { once }: nested schedule per element of %P
+  Fuse,     ///< fuse %P [parallel] { updates }: one loop over %P running the updates per element
 };
 
 /// A block of ops. Loops have one region whose argument is the loop index;
@@ -193,6 +195,15 @@ public:
   /// Msg ops: the marginal element the message goes to, and the case
   /// (evidence messages).
   std::optional<Operand> target, targetCase;
+  /// Update ops: the statement's buffer is never stored for its whole
+  /// plate (each element is consumed where it is computed).
+  bool streamed = false;
+  /// Local ops: how many sweeps of the locals per element, and whether the
+  /// locals restart from their initialization each outer iteration.
+  int64_t iterations = 1;
+  bool restart = false;
+  /// Fuse ops: the elements can run in parallel.
+  bool parallel = false;
   /// Msg ops: the gates the factor is in but its target is not: the message
   /// counts with weight q(condition = case) (`when %z.q case %k`).
   std::vector<std::pair<Operand, Operand>> gates;

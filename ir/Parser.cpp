@@ -453,6 +453,49 @@ private:
           (stmt.value->def->kind != OpKind::Msg && stmt.value->def->kind != OpKind::Marginal))
         return fail("'update' names a message or marginal statement");
       op->operands.push_back(stmt);
+      if (is("streamed")) {
+        op->streamed = true;
+        consume();
+      }
+      return true;
+    }
+    if (opName == "local" || opName == "fuse") {
+      if (!requireResults(0))
+        return false;
+      Op *op = builder_->create(opName == "local" ? OpKind::Local : OpKind::Fuse, loc);
+      Operand plate;
+      if (!parseOperand(plate))
+        return false;
+      if (!plate.isValue() || plate.value->type.kind != TypeKind::Plate)
+        return fail("'" + std::string(opName) + "' runs over a plate");
+      op->operands.push_back(plate);
+      if (op->kind == OpKind::Local) {
+        if (!expect("iters"))
+          return false;
+        Operand n;
+        if (!parseLiteral(n) || n.kind != Operand::Kind::Int || n.intValue < 1)
+          return fail("'iters' takes a positive integer");
+        op->iterations = n.intValue;
+        if (is("restart")) {
+          op->restart = true;
+          consume();
+        }
+        if (is("parallel")) {
+          op->parallel = true;
+          consume();
+        }
+      } else if (is("parallel")) {
+        op->parallel = true;
+        consume();
+      }
+      Region *body = builder_->addRegion(op);
+      if (!expect("{") || !parseOps(body) || !expect("}"))
+        return false;
+      if (op->kind == OpKind::Local) {
+        Region *after = builder_->addRegion(op);
+        if (!expect("then") || !expect("{") || !parseOps(after) || !expect("}"))
+          return false;
+      }
       return true;
     }
     if (opName == "msg") {

@@ -223,7 +223,29 @@ private:
     case OpKind::Update:
       os << "update ";
       operand(op.operands[0]);
+      if (op.streamed)
+        os << " streamed";
       os << '\n';
+      return;
+    case OpKind::Local:
+      os << "local ";
+      operand(op.operands[0]);
+      os << " iters " << op.iterations << (op.restart ? " restart" : "") << (op.parallel ? " parallel" : "")
+         << " {\n";
+      region(*op.regions[0], depth + 1);
+      indent(depth);
+      os << "} then {\n";
+      region(*op.regions[1], depth + 1);
+      indent(depth);
+      os << "}\n";
+      return;
+    case OpKind::Fuse:
+      os << "fuse ";
+      operand(op.operands[0]);
+      os << (op.parallel ? " parallel" : "") << " {\n";
+      region(*op.regions[0], depth + 1);
+      indent(depth);
+      os << "}\n";
       return;
     case OpKind::Yield:
       os << "yield";

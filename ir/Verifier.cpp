@@ -28,9 +28,10 @@ public:
     }
     for (const Region *r : {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()})
       if (r)
-        for (const auto &op : r->ops)
-          if (op->kind != OpKind::Update)
-            error(*op, "a schedule holds only 'update' statements");
+        walk(*r, [&](const Op &op) {
+          if (op.kind != OpKind::Update && op.kind != OpKind::Local && op.kind != OpKind::Fuse)
+            error(op, "a schedule holds only 'update', 'local' and 'fuse'");
+        });
     return ok_;
   }
 
@@ -337,6 +338,8 @@ private:
       return;
     case OpKind::Marginal:
     case OpKind::Update:
+    case OpKind::Local:
+    case OpKind::Fuse:
       return;
     case OpKind::When: {
       const Operand &c = op.operands[0], &k = op.operands[1];

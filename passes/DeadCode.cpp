@@ -74,24 +74,7 @@ public:
     }
 
     // Refresh, after the loop, the posteriors the iteration leaves stale.
-    std::vector<bool> valid(g.stmts.size(), true);
-    for (auto &op : ops) {
-      unsigned v = nodeOf(*op);
-      valid[v] = true;
-      for (unsigned e : g.targets[v])
-        if (g.edges[e].kind == DepKind::Trigger)
-          valid[g.edges[e].to] = false;
-    }
-    m.finalSchedule = std::make_unique<ir::Region>();
-    for (unsigned s = 0; s < g.stmts.size(); ++s)
-      if (g.isMarginal(s) && !valid[s]) {
-        auto op = std::make_unique<ir::Op>();
-        op->kind = ir::OpKind::Update;
-        op->loc = g.stmts[s]->loc;
-        op->parentRegion = m.finalSchedule.get();
-        op->operands.push_back(ir::Operand::ofValue(const_cast<ir::Value *>(g.values[s])));
-        m.finalSchedule->ops.push_back(std::move(op));
-      }
+    computeFinalSchedule(m, g);
     return true;
   }
 };

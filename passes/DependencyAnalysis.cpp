@@ -131,6 +131,33 @@ bool analyzeDependencies(const ir::Module &m, DependencyGraph &g, DiagnosticEngi
   return !cyclic;
 }
 
+void computeFinalSchedule(ir::Module &m, const DependencyGraph &g) {
+  std::map<const ir::Value *, unsigned> index;
+  for (unsigned s = 0; s < g.values.size(); ++s)
+    index[g.values[s]] = s;
+  std::vector<bool> valid(g.stmts.size(), true);
+  // Nested blocks run in order; a local sweep's statements count once.
+  ir::walk(*m.iterationSchedule, [&](ir::Op &op) {
+    if (op.kind != ir::OpKind::Update)
+      return;
+    unsigned v = index.at(op.operands[0].value);
+    valid[v] = true;
+    for (unsigned e : g.targets[v])
+      if (g.edges[e].kind == DepKind::Trigger)
+        valid[g.edges[e].to] = false;
+  });
+  m.finalSchedule = std::make_unique<ir::Region>();
+  for (unsigned s = 0; s < g.stmts.size(); ++s)
+    if (g.isMarginal(s) && !valid[s]) {
+      auto op = std::make_unique<ir::Op>();
+      op->kind = ir::OpKind::Update;
+      op->loc = g.stmts[s]->loc;
+      op->parentRegion = m.finalSchedule.get();
+      op->operands.push_back(ir::Operand::ofValue(const_cast<ir::Value *>(g.values[s])));
+      m.finalSchedule->ops.push_back(std::move(op));
+    }
+}
+
 void printDependencies(const DependencyGraph &g, llvm::raw_ostream &os) {
   for (unsigned s = 0; s < g.stmts.size(); ++s) {
     const ir::Op &op = *g.stmts[s];

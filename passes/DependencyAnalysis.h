@@ -54,6 +54,10 @@ struct DependencyAnalysis {
 /// cycles (naming the statements) and returns false if there are any.
 bool analyzeDependencies(const ir::Module &m, DependencyGraph &g, DiagnosticEngine &diags);
 
+/// Rebuilds the module's final schedule: the posteriors the iteration
+/// schedule leaves stale (updated before a message that triggers them).
+void computeFinalSchedule(ir::Module &m, const DependencyGraph &g);
+
 /// --emit=deps: each statement with its dependencies, grouped by kind.
 void printDependencies(const DependencyGraph &g, llvm::raw_ostream &os);
 /// --emit=deps-dot: the graph in Graphviz DOT.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <cstdint>
 #include <memory>
 #include <set>
 #include <string>
@@ -66,6 +67,10 @@ struct PassContext {
   /// recomputing or invalidating them before they are used.
   std::vector<std::string> userInitializations;
   AnalysisManager analyses;
+  /// Nested schedules (passes/GlobalLocal.cpp): sweeps of the local
+  /// variables per element, and whether locals restart each iteration.
+  int64_t localIterations = 1;
+  bool localRestart = false;
 };
 
 class Pass {

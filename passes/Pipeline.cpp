@@ -18,14 +18,19 @@ const std::vector<PassInfo> &registeredPasses() {
       {"schedule", "iteration, initialization and final schedules by seed 000's greedy algorithm",
        createSchedulePass},
       {"dce", "remove updates never read before the next update in cyclic order (seed 000)", createDeadCodePass},
+      {"local-schedule", "nested schedules for local variables (--local-iters, --local-restart)",
+       createLocalSchedulePass},
+      {"fuse", "fuse loops, stream messages instead of storing them, mark parallel substeps", createFusionPass},
       {"verify", "check the IR's invariants (ir/Verifier.h)", createVerifyPass},
       {"print-deps", "print the statements' dependencies (Declaration, Required, Trigger, Fresh)",
        createPrintDepsPass},
       {"print-deps-dot", "print the dependency graph as Graphviz DOT", createPrintDepsDotPass},
+      {"print-global-local", "print the outermost data plate and the local and global variables",
+       createPrintGlobalLocalPass},
   };
   return passes;
 }
 
-std::string_view defaultPipeline() { return "gate,match,messages,schedule,dce,verify"; }
+std::string_view defaultPipeline() { return "gate,match,messages,schedule,dce,local-schedule,fuse,verify"; }
 
 } // namespace ppc::passes

@@ -25,6 +25,11 @@ int main(int argc, char **argv) {
   std::vector<std::string> printAfter;
   passes::PassManagerOptions pmOptions;
   bool listPasses = false;
+  int64_t localIters = 1;
+  bool localRestart = false;
+  app.add_option("--local-iters", localIters, "local sweeps per element (local-schedule)")
+      ->check(CLI::Range(int64_t(1), int64_t(1000000)));
+  app.add_flag("--local-restart", localRestart, "restart locals every iteration (local-schedule)");
   app.add_option("input", input, "IR file ('-' for standard input)");
   app.add_option("--passes", pipeline, "passes to run, in order (a,b,c)");
   app.add_flag("--print-after-all", pmOptions.printAfterAll, "print the IR after every pass");
@@ -68,6 +73,8 @@ int main(int argc, char **argv) {
     if (!m || !ir::verify(*m, diags))
       return 1;
     passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
+    ctx.localIterations = localIters;
+    ctx.localRestart = localRestart;
     if (!pm.run(*m, ctx, llvm::outs(), llvm::errs()))
       return 1;
     ir::print(*m, llvm::outs());

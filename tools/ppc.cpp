@@ -39,6 +39,13 @@ int main(int argc, char **argv) {
                  "(their dependencies), schedule")
       ->check(CLI::IsMember({"ast", "ir", "plates", "gated", "messages", "deps", "deps-dot", "schedule"}));
   std::vector<std::string> initFlags;
+  int64_t localIters = 1;
+  bool localRestart = false;
+  app.add_option("--local-iters", localIters,
+                 "sweeps of the local variables per element of the outermost data plate before the globals "
+                 "update (nested schedule)")
+      ->check(CLI::Range(int64_t(1), int64_t(1000000)));
+  app.add_flag("--local-restart", localRestart, "restart the local variables from their priors every iteration");
   app.add_option("--init", initFlags, "initialize a latent variable's posterior: --init VAR=FILE (repeatable)")
       ->allow_extra_args(false);
   app.add_option("-p,--param", paramFlags, "set a model parameter: -p NAME=VALUE (repeatable)")
@@ -82,7 +89,7 @@ int main(int argc, char **argv) {
     else if (emit == "deps-dot")
       pipeline = "gate,match,messages,print-deps-dot";
     else if (emit == "schedule")
-      pipeline = "gate,match,messages,schedule,dce";
+      pipeline = "gate,match,messages,schedule,dce,local-schedule,fuse";
     else if (emit == "ir" || emit == "plates" || emit == "ast")
       pipeline = "";
     else
@@ -115,6 +122,8 @@ int main(int argc, char **argv) {
     if (!evaluation)
       return 1;
     passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
+    ctx.localIterations = localIters;
+    ctx.localRestart = localRestart;
     for (const std::string &f : initFlags) {
       size_t eq = f.find('=');
       std::string var = f.substr(0, eq);

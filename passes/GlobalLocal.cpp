@@ -1,0 +1,233 @@
+//===- passes/GlobalLocal.cpp - global/local analysis, nested schedules ----===//
+//
+// DESIGN.md step 9. The outermost data plate is the top-level `?` plate over
+// which the most latent variables range (LDA: the documents). Latent
+// variables over it are local (a document's topic mix and its words'
+// assignments); latent variables over no data plate are global (topics).
+// Locals must touch only globals and their own element of the plate: every
+// use of a variable over that plate indexes it by the factor's own element.
+//
+// With --local-iters N (N > 1) or --local-restart the iteration becomes a
+// nested schedule, for any model with this structure:
+//
+//   local %P iters N [restart] {    per element of %P: N sweeps of the local
+//     update ...                    statements (to a tolerance, by the code
+//   } then {                        generator), the locals first restarted
+//     update ...                    from their priors with `restart`; then the
+//   }                               messages the element sends to globals
+//   update ...                      then the globals' statements
+//
+//===----------------------------------------------------------------------===//
+#include "passes/GlobalLocal.h"
+#include "passes/Passes.h"
+
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+#include "passes/DependencyAnalysis.h"
+
+#include <algorithm>
+#include <functional>
+#include <llvm/Support/raw_ostream.h>
+#include <map>
+#include <set>
+
+namespace ppc::passes {
+
+const char GlobalLocalAnalysis::ID = 0;
+
+namespace {
+
+bool isDataPlate(const ir::Value *p) {
+  return p->def && p->def->kind == ir::OpKind::Plate && p->def->plateKind == ir::Op::PlateKind::Data;
+}
+
+// Every operand over `plate` used by `op` indexes it with `elem` (the
+// element `op` belongs to); true if so.
+bool usesOnlyItsElement(const ir::Op &op, const ir::Value *plate, const ir::Value *elem) {
+  std::function<bool(const ir::Operand &)> ok = [&](const ir::Operand &o) {
+    if (!o.isValue())
+      return true;
+    if (!o.value->dims.empty() && o.value->dims[0] == plate && !o.value->isLoopIndex()) {
+      if (o.indices.empty() || !o.indices[0].isValue() || o.indices[0].value != elem)
+        return false;
+    }
+    for (const ir::Operand &i : o.indices)
+      if (!ok(i))
+        return false;
+    return true;
+  };
+  for (const ir::Operand &o : op.operands)
+    if (!ok(o))
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::unique_ptr<GlobalLocalInfo> GlobalLocalAnalysis::run(ir::Module &m, DiagnosticEngine &) {
+  auto info = std::make_unique<GlobalLocalInfo>();
+  std::map<const ir::Value *, unsigned> count;
+  std::vector<const ir::Value *> order;
+  ir::walk(m.body, [&](ir::Op &op) {
+    if (!op.isRandom() || op.observed)
+      return;
+    const ir::Value *v = op.result();
+    if (!v->dims.empty() && isDataPlate(v->dims[0]) && v->dims[0]->dims.empty()) {
+      if (!count.count(v->dims[0]))
+        order.push_back(v->dims[0]);
+      ++count[v->dims[0]];
+    }
+  });
+  for (const ir::Value *p : order)
+    if (!info->plate || count[p] > count[info->plate])
+      info->plate = p;
+  ir::walk(m.body, [&](ir::Op &op) {
+    if (!op.isRandom() || op.observed)
+      return;
+    const ir::Value *v = op.result();
+    bool overData = false;
+    for (const ir::Value *d : v->dims)
+      overData = overData || isDataPlate(d);
+    if (info->plate && !v->dims.empty() && v->dims[0] == info->plate)
+      info->locals.insert(v);
+    else if (!overData)
+      info->globals.insert(v);
+  });
+  if (!info->plate)
+    return info;
+  // Locals touch only globals and their own element.
+  ir::walk(m.body, [&](ir::Op &op) {
+    if (info->plate == nullptr || (!op.isRandom() && !op.isGate()))
+      return;
+    std::vector<ir::Op *> loops = ir::enclosingLoops(op);
+    const ir::Value *elem = nullptr;
+    for (ir::Op *l : loops)
+      if (l->operands[0].value == info->plate) {
+        elem = l->index;
+        break;
+      }
+    bool touchesLocal = false;
+    for (const ir::Operand &o : op.operands)
+      touchesLocal = touchesLocal || (o.isValue() && info->locals.count(o.value));
+    if (!elem && touchesLocal) {
+      info->whyNot = "a factor outside plate %" + info->plate->name + " uses its variables";
+      info->plate = nullptr;
+      return;
+    }
+    if (elem && !usesOnlyItsElement(op, info->plate, elem)) {
+      info->whyNot = "a factor uses another element of plate %" + info->plate->name;
+      info->plate = nullptr;
+    }
+  });
+  if (!info->plate)
+    info->locals.clear();
+  return info;
+}
+
+namespace {
+
+const ir::Value *statementVariable(const ir::Op &stmt) {
+  if (stmt.kind == ir::OpKind::Marginal)
+    return stmt.operands[0].value;
+  const ir::Value *q = stmt.target->value;
+  return q->def && q->def->kind == ir::OpKind::Marginal ? q->def->operands[0].value : nullptr;
+}
+
+bool loopsOver(const ir::Op &stmt, const ir::Value *plate) {
+  for (ir::Op *l : ir::enclosingLoops(stmt))
+    if (l->operands[0].value == plate)
+      return true;
+  return false;
+}
+
+class LocalSchedulePass : public Pass {
+public:
+  std::string_view name() const override { return "local-schedule"; }
+  bool preserves(const void *id) const override {
+    return id == &DependencyAnalysis::ID || id == &GlobalLocalAnalysis::ID;
+  }
+
+  bool run(ir::Module &m, PassContext &ctx) override {
+    if (ctx.localIterations <= 1 && !ctx.localRestart)
+      return true; // the plain schedule
+    if (!m.iterationSchedule) {
+      ctx.diags.error("local-schedule needs a schedule (run 'schedule' first)");
+      return false;
+    }
+    GlobalLocalInfo *info = ctx.analyses.get<GlobalLocalAnalysis>(m, ctx.diags);
+    if (!info)
+      return false;
+    if (!info->plate) {
+      ctx.diags.warning(m.loc, "--local-iters/--local-restart ignored: the model has no local variables" +
+                                   (info->whyNot.empty() ? std::string() : " (" + info->whyNot + ")"));
+      return true;
+    }
+    auto &ops = m.iterationSchedule->ops;
+    std::vector<std::unique_ptr<ir::Op>> sweep, once, rest;
+    for (auto &u : ops) {
+      const ir::Op &stmt = *u->operands[0].value->def;
+      const ir::Value *var = statementVariable(stmt);
+      if (var && info->locals.count(var))
+        sweep.push_back(std::move(u));
+      else if (loopsOver(stmt, info->plate))
+        once.push_back(std::move(u)); // a local element's message to a global
+      else
+        rest.push_back(std::move(u));
+    }
+    ops.clear();
+    auto local = std::make_unique<ir::Op>();
+    local->kind = ir::OpKind::Local;
+    local->loc = m.loc;
+    local->iterations = std::max<int64_t>(1, ctx.localIterations);
+    local->restart = ctx.localRestart;
+    local->operands.push_back(ir::Operand::ofValue(const_cast<ir::Value *>(info->plate)));
+    local->parentRegion = m.iterationSchedule.get();
+    for (auto *list : {&sweep, &once}) {
+      local->regions.push_back(std::make_unique<ir::Region>());
+      ir::Region *r = local->regions.back().get();
+      r->parent = local.get();
+      for (auto &u : *list) {
+        u->parentRegion = r;
+        r->ops.push_back(std::move(u));
+      }
+    }
+    ops.push_back(std::move(local));
+    for (auto &u : rest)
+      ops.push_back(std::move(u));
+    return true;
+  }
+};
+
+class PrintGlobalLocalPass : public Pass {
+public:
+  std::string_view name() const override { return "print-global-local"; }
+  bool preservesAnalyses() const override { return true; }
+  bool run(ir::Module &m, PassContext &ctx) override {
+    GlobalLocalInfo *info = ctx.analyses.get<GlobalLocalAnalysis>(m, ctx.diags);
+    if (!info)
+      return false;
+    llvm::raw_ostream &os = *ctx.out;
+    os << "outermost data plate: " << (info->plate ? "%" + info->plate->name : std::string("none"));
+    if (!info->whyNot.empty())
+      os << " (no local structure: " << info->whyNot << ")";
+    os << "\n";
+    for (auto [label, set] : {std::pair{"local:", &info->locals}, std::pair{"global:", &info->globals}}) {
+      os << label;
+      std::vector<std::string> names;
+      for (const ir::Value *v : *set)
+        names.push_back("%" + v->name);
+      std::sort(names.begin(), names.end());
+      for (const std::string &n : names)
+        os << " " << n;
+      os << "\n";
+    }
+    return true;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createLocalSchedulePass() { return std::make_unique<LocalSchedulePass>(); }
+std::unique_ptr<Pass> createPrintGlobalLocalPass() { return std::make_unique<PrintGlobalLocalPass>(); }
+
+} // namespace ppc::passes

@@ -1,0 +1,31 @@
+//===- passes/GlobalLocal.h - global and local variables (DESIGN.md step 9) ===//
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+
+namespace ppc {
+class DiagnosticEngine;
+namespace ir { class Module; class Value; }
+
+namespace passes {
+
+struct GlobalLocalInfo {
+  /// The outermost data plate (null if the model has no local structure).
+  const ir::Value *plate = nullptr;
+  /// Latent variables over `plate` (local) and over no data plate (global).
+  std::set<const ir::Value *> locals, globals;
+  /// Why the locals are not independent per element, when they are not.
+  std::string whyNot;
+};
+
+/// The classification as a cached analysis (passes/PassManager.h).
+struct GlobalLocalAnalysis {
+  static const char ID;
+  using Result = GlobalLocalInfo;
+  static std::unique_ptr<GlobalLocalInfo> run(ir::Module &m, DiagnosticEngine &diags);
+};
+
+} // namespace passes
+} // namespace ppc
