@@ -195,9 +195,10 @@ public:
   /// Msg ops: the marginal element the message goes to, and the case
   /// (evidence messages).
   std::optional<Operand> target, targetCase;
-  /// Update ops: the statement's buffer is never stored for its whole
-  /// plate (each element is consumed where it is computed).
-  bool streamed = false;
+  /// Update ops of messages, once fusion decided: streamed (never stored for
+  /// the whole plate: each element is consumed where it is computed) or
+  /// materialized (stored).
+  std::optional<bool> streamed;
   /// Local ops: how many sweeps of the locals per element, and whether the
   /// locals restart from their initialization each outer iteration.
   int64_t iterations = 1;

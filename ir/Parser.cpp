@@ -453,8 +453,8 @@ private:
           (stmt.value->def->kind != OpKind::Msg && stmt.value->def->kind != OpKind::Marginal))
         return fail("'update' names a message or marginal statement");
       op->operands.push_back(stmt);
-      if (is("streamed")) {
-        op->streamed = true;
+      if (is("streamed") || is("materialized")) {
+        op->streamed = is("streamed");
         consume();
       }
       return true;

@@ -224,7 +224,7 @@ private:
       os << "update ";
       operand(op.operands[0]);
       if (op.streamed)
-        os << " streamed";
+        os << (*op.streamed ? " streamed" : " materialized");
       os << '\n';
       return;
     case OpKind::Local:

@@ -70,8 +70,14 @@ public:
     processRegion(*m.iterationSchedule, 0, /*cyclic=*/true);
     // Moving messages changes which posteriors the last iteration leaves stale.
     computeFinalSchedule(m, *g);
-    if (m.initSchedule)
+    if (m.initSchedule) {
+      // Initialization runs once: its messages are kept for the iterations.
+      ir::walk(*m.initSchedule, [](Op &op) {
+        if (op.kind == OpKind::Update && targetMarginal(stmtOf(op)))
+          op.streamed = false;
+      });
       fuseRegion(*m.initSchedule, 0);
+    }
     fuseRegion(*m.finalSchedule, 0);
     return true;
   }
@@ -191,7 +197,7 @@ private:
       const Op &msg = stmtOf(u);
       const Op *q = targetMarginal(msg);
       if (!q)
-        continue;
+        continue; // marginals are the posteriors: always stored
       // The next update of the marginal, in order (wrapping around).
       const Op *consumerGroup = nullptr;
       bool found = false;

@@ -248,8 +248,11 @@ private:
           while (listed.count(m))
             ++m;
           if (int64_t(listed.size()) != m) {
-            diags_.error(op->loc, "the gate transform needs the cases listed before 'case _' to be 0.." +
-                                      std::to_string(m) + "-1 when the number of cases is symbolic");
+            std::string got;
+            for (int64_t k : listed)
+              got += (got.empty() ? "" : ", ") + std::to_string(k);
+            diags_.error(op->loc, "with a symbolic number of cases, the cases listed before 'case _' must be "
+                                  "consecutive from 0 (0, 1, ...); got " + got);
             ok_ = false;
             return;
           }
