@@ -43,9 +43,10 @@ case "${1:-build}" in
   demo)
     install_deps; build
     # LDA for the AP corpus (examples/data/ap_bow.csv: 10473 words, K = 20 topics):
-    # the plate tree and the Model IR. Inference on the data is the next milestone.
+    # the plate tree and the compiled VMP schedule. Inference on the data is the
+    # next milestone.
     ./build/bin/ppc examples/lda.ppl -p K=20 -p V=10473 --emit=plates
-    ./build/bin/ppc examples/lda.ppl -p K=20 -p V=10473 --emit=ir ;;
+    ./build/bin/ppc examples/lda.ppl -p K=20 -p V=10473 --emit=schedule --local-iters 10 --local-restart ;;
   test)
     install_deps; build
     ctest --test-dir build --output-on-failure -j "$(nproc)" ;;
