@@ -261,6 +261,12 @@ private:
       }
     }
     Value *cases = casesFor(cond, out, op->loc);
+    // Nested conditionals and switches first: their clones are uses too.
+    for (const Branch &br : branches) {
+      knownConditions_.push_back(cond);
+      rewriteRegion(*br.body);
+      knownConditions_.pop_back();
+    }
 
     // Uses of outer random variables, per case (decides enter vs enter_partial).
     std::map<std::string, std::set<int64_t>> usedIn;
@@ -294,9 +300,6 @@ private:
     std::vector<std::vector<Operand>> yields(branches.size());
     std::vector<Op *> switchLoops(branches.size(), nullptr);
     for (size_t i = 0; i < branches.size(); ++i) {
-      knownConditions_.push_back(cond);
-      rewriteRegion(*branches[i].body);
-      knownConditions_.pop_back();
       Region *target = &out;
       CaseSel sel = branches[i].sel;
       Operand which = sel.value ? Operand::ofInt(*sel.value) : Operand();
@@ -392,8 +395,7 @@ private:
       Op *when = create(target, OpKind::When, op->loc);
       when->operands = {Operand::ofValue(cd.cases, loopIndicesOf(cd.cases, target)), which};
       Region *whenBody = b_.addRegion(when);
-      for (Operand &o : op->operands)
-        replaceOuterUses(o, cd, which, target, *whenBody, *op);
+      replaceOuterUsesDeep(*op, cd, which, target, *whenBody);
       append(*whenBody, std::move(op));
     }
     mergeAdjacentWhens(target);
@@ -404,6 +406,15 @@ private:
     std::vector<Operand> all = loopIndices(r);
     all.resize(std::min(all.size(), v->dims.size()));
     return all;
+  }
+
+  // The uses of `op` and of everything nested in it (inner gates' blocks).
+  void replaceOuterUsesDeep(Op &op, Conditional &cd, const Operand &which, Region &container, Region &whenBody) {
+    for (Operand &o : op.operands)
+      replaceOuterUses(o, cd, which, container, whenBody, op);
+    for (auto &r : op.regions)
+      for (auto &inner : r->ops)
+        replaceOuterUsesDeep(*inner, cd, which, container, whenBody);
   }
 
   void replaceOuterUses(Operand &o, Conditional &cd, const Operand &which, Region &container, Region &whenBody,
