@@ -187,12 +187,15 @@ private:
     }
     if (def->isRandom() && def->observed) {
       // Data: a per-case clone of an observed variable reads the variable.
-      auto exit = exitOf_.find(v);
-      if (exit != exitOf_.end()) {
+      // Up the chain of gate.exit merges to the variable the data binds.
+      Operand data = o;
+      for (auto exit = exitOf_.find(data.value); exit != exitOf_.end(); exit = exitOf_.find(data.value)) {
         std::vector<Op *> loops = ir::enclosingLoops(*exit->second);
-        std::vector<Operand> idx(o.indices.begin(), o.indices.begin() + std::min(o.indices.size(), loops.size()));
-        r.operand = Operand::ofValue(exit->second->result(), idx);
+        std::vector<Operand> idx(data.indices.begin(),
+                                 data.indices.begin() + std::min(data.indices.size(), loops.size()));
+        data = Operand::ofValue(exit->second->result(), idx);
       }
+      r.operand = data;
       return r;
     }
     if (def->kind == OpKind::GateExit) {
@@ -312,8 +315,17 @@ private:
     return substitute(cond.operand, map);
   }
 
+  // Evidence goes to the condition of every gate around the factor: a
+  // gate's case holds everything nested in it, so inner gates weight it by
+  // their case probabilities (a mixture inside a branch contributes its
+  // expected log likelihood to the branch).
   void evidence(Op &f, const std::vector<Ref> &args, const std::vector<Op *> &whens) {
-    Op *inner = whens.back();
+    for (size_t j = 0; j < whens.size(); ++j)
+      evidenceFor(f, args, whens, j);
+  }
+
+  void evidenceFor(Op &f, const std::vector<Ref> &args, const std::vector<Op *> &whens, size_t j) {
+    Op *inner = whens[j];
     const FactorOperators &ops = factorOperators(f.family);
     std::vector<Op *> loops = ir::enclosingLoops(f);
     auto emit = [&](const std::string &kernel, const std::vector<std::pair<Operand, DepKind>> &inputs,
@@ -328,9 +340,12 @@ private:
       Operand cond = conditionPosterior(*inner, map);
       msg->target = cond;
       msg->targetCase = substitute(inner->operands[1], map);
-      std::vector<Op *> outer(whens.begin(), whens.end() - 1);
+      std::vector<Op *> others;
+      for (size_t i = 0; i < whens.size(); ++i)
+        if (i != j)
+          others.push_back(whens[i]);
       Ref condRef = resolve(inner->operands[0].value->def->operands[0]);
-      addGates(*msg, outer, condRef.gates, map);
+      addGates(*msg, others, condRef.gates, map);
       if (condRef.var) {
         Posterior *p = posteriorOf(condRef.var);
         Value *res = b_.addResult(msg, condRef.var->name + ".E." + name, condRef.var->type);
