@@ -744,7 +744,10 @@ private:
     return true;
   }
 
-  /// The free plates of a plate-of-variables value, as loop operands.
+  /// The free plates of a plate-of-variables value, as loop operands. Only
+  /// the first is complete (it opens the next loop); the row indices of the
+  /// later ones depend on loops not yet open and hold -1, which is enough to
+  /// compare the plates of two arguments.
   static std::vector<Operand> freePlatesOf(const SValue &v) {
     std::vector<Operand> out;
     std::vector<Operand> prefix = v.bound;
@@ -752,7 +755,7 @@ private:
       Value *p = v.base->dims[j];
       std::vector<Operand> rowIdx(prefix.begin(), prefix.begin() + std::min(prefix.size(), p->dims.size()));
       out.push_back(Operand::ofValue(p, rowIdx));
-      prefix.push_back(Operand::ofInt(-1)); // placeholder: later dims are relative to a loop
+      prefix.push_back(Operand::ofInt(-1));
     }
     return out;
   }

@@ -420,10 +420,9 @@ public:
   }
 
 private:
-  void guard(ParserRuleContext *ctx) {
+  static void guard(ParserRuleContext *) {
     if (stackExhausted())
       throw NestingTooDeep();
-    (void)ctx;
   }
 
   std::vector<ast::BlockItem> statements(ModelParser::StatementsContext *ctx) {
