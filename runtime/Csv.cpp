@@ -1,0 +1,459 @@
+// The CSV reader of runtime/Csv.h.
+//
+// The file is read in large blocks (POSIX read, no iostreams, no mmap so that
+// the resident set stays at the parsed columns plus one block). Each block is
+// cut after its last newline; the rows in it are parsed by a fast path that
+// handles the common case (plain numbers, no surprises) without building any
+// string, and any row the fast path does not accept is handed to a careful
+// slow path that either accepts it (e.g. a leading '+', a blank line) or
+// explains precisely what is wrong with it.
+#include "runtime/Csv.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <locale.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ppc::rt {
+
+const std::vector<double> *CsvTable::column(std::string_view name) const {
+  for (size_t c = 0; c < columns.size(); ++c)
+    if (columns[c] == name)
+      return &values[c];
+  return nullptr;
+}
+
+namespace {
+
+constexpr size_t kBlock = size_t(4) << 20; // bytes per read
+
+inline bool isBlank(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && isBlank(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && isBlank(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool allBlank(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return isBlank(c); });
+}
+
+// A field as shown in a message: at most 40 characters, control characters
+// escaped.
+std::string shown(std::string_view s) {
+  std::string out;
+  size_t n = 0;
+  for (char c : s) {
+    if (++n > 40) {
+      out += "...";
+      break;
+    }
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (u < 0x20 || u == 0x7f) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else
+      out += c;
+  }
+  return out;
+}
+
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
+
+// Case-insensitive Levenshtein distance.
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+enum class Num { Ok, Empty, NotNumber, NotFinite };
+
+// Careful parse of one trimmed field.
+Num parseField(std::string_view field, double &v) {
+  if (field.empty())
+    return Num::Empty;
+  const char *b = field.data(), *e = b + field.size(), *s = b;
+  if (*s == '+' && s + 1 < e && s[1] != '+' && s[1] != '-')
+    ++s; // from_chars does not accept a leading '+'
+  auto [ptr, ec] = std::from_chars(s, e, v);
+  if (ec == std::errc::invalid_argument || ptr != e)
+    return Num::NotNumber;
+  if (ec == std::errc::result_out_of_range) {
+    // Overflow (1e999) or underflow to zero (1e-999): let strtod say which
+    // (+-HUGE_VAL or +-0), in the C locale whatever the program's locale.
+    static const locale_t cLocale = ::newlocale(LC_NUMERIC_MASK, "C", static_cast<locale_t>(0));
+    std::string tmp(s, e);
+    v = ::strtod_l(tmp.c_str(), nullptr, cLocale);
+  }
+  return std::isfinite(v) ? Num::Ok : Num::NotFinite;
+}
+
+// Fast parse of a number starting at p (leading blanks allowed): returns the
+// position after the number and any trailing blanks, or null if the field is
+// anything but a plain finite number (the slow path then decides).
+inline const char *fastNumber(const char *p, const char *end, double &v) {
+  while (p < end && isBlank(*p))
+    ++p;
+  // Plain unsigned integers of up to 15 digits are exact in a double.
+  const char *q = p;
+  uint64_t x = 0;
+  while (q < end && q - p < 15 && static_cast<unsigned>(*q - '0') < 10) {
+    x = x * 10 + static_cast<unsigned>(*q - '0');
+    ++q;
+  }
+  if (q > p && (q == end || (*q != '.' && *q != 'e' && *q != 'E' && static_cast<unsigned>(*q - '0') >= 10))) {
+    v = static_cast<double>(x);
+    p = q;
+  } else {
+    auto [ptr, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc() || !std::isfinite(v))
+      return nullptr;
+    p = ptr;
+  }
+  while (p < end && isBlank(*p))
+    ++p;
+  return p;
+}
+
+std::string plural(size_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+class Reader {
+public:
+  Reader(const std::string &path, CsvError &err) : path_(path), err_(err) {}
+
+  std::optional<CsvTable> run(const std::vector<std::string> &wanted) {
+    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return cannotRead(errno);
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0)
+      return cannotRead(errno);
+    if (S_ISDIR(st.st_mode))
+      return cannotRead(EISDIR);
+    fileSize_ = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0;
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+
+    std::vector<char> buf(kBlock);
+    size_t start = 0, have = 0; // unconsumed bytes are buf[start, have)
+    bool eof = false, headerDone = false;
+    for (;;) {
+      // Move the unconsumed tail to the front and fill the rest.
+      if (start > 0) {
+        std::memmove(buf.data(), buf.data() + start, have - start);
+        consumed_ += start;
+        have -= start;
+        start = 0;
+      }
+      if (have == buf.size())
+        buf.resize(buf.size() * 2); // a line longer than the buffer
+      while (have < buf.size()) {
+        ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
+        if (n < 0) {
+          if (errno == EINTR)
+            continue;
+          return cannotRead(errno);
+        }
+        if (n == 0) {
+          eof = true;
+          break;
+        }
+        have += static_cast<size_t>(n);
+      }
+
+      const char *b = buf.data(), *e = buf.data() + have, *lim = e;
+      if (!eof) {
+        const char *nl = static_cast<const char *>(::memrchr(b, '\n', have));
+        if (!nl)
+          continue; // no complete line yet: read more
+        lim = nl + 1;
+      }
+      if (!headerDone) {
+        if (!header(b, lim) || !select(wanted))
+          return std::nullopt;
+        headerDone = true;
+      }
+      if (!rows(b, lim, buf.data()))
+        return std::nullopt;
+      start = static_cast<size_t>(lim - buf.data());
+      if (eof)
+        break;
+    }
+    table_.path = path_;
+    return std::move(table_);
+  }
+
+private:
+  std::nullopt_t fail(std::string message) {
+    err_.message = std::move(message);
+    return std::nullopt;
+  }
+  std::nullopt_t cannotRead(int errnum) {
+    return fail("cannot read '" + path_ + "': " + std::strerror(errnum));
+  }
+  std::string at(size_t line) const { return path_ + ":" + std::to_string(line) + ": "; }
+  std::string at(size_t line, size_t f) const {
+    return at(line) + "column '" + names_[f] + "' (" + std::to_string(f + 1) + "): ";
+  }
+  static std::string quoteAdvice() {
+    return "quoted fields are not supported (values must be plain numbers separated by commas)";
+  }
+
+  // Parses the header line at the start of [p, lim) and advances p past it.
+  bool header(const char *&p, const char *lim) {
+    if (lim - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+      p += 3; // UTF-8 byte-order mark
+    if (p == lim)
+      return fail(path_ + ": the file is empty; expected a header line naming the columns"), false;
+    const char *nl = static_cast<const char *>(std::memchr(p, '\n', static_cast<size_t>(lim - p)));
+    std::string_view line(p, static_cast<size_t>((nl ? nl : lim) - p));
+    p = nl ? nl + 1 : lim;
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    if (allBlank(line))
+      return fail(at(1) + "the header line is empty; expected the column names separated by commas"), false;
+    if (line.find('"') != std::string_view::npos)
+      return fail(at(1) + "the header contains a '\"'; " + quoteAdvice()), false;
+    if (line.find('\r') != std::string_view::npos)
+      return fail(at(1) + "carriage return inside the header line; lines must end in LF or CRLF"), false;
+    for (size_t pos = 0;;) {
+      size_t comma = line.find(',', pos);
+      std::string_view name = trim(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+      size_t f = names_.size();
+      if (name.empty())
+        return fail(at(1) + "column " + std::to_string(f + 1) + " of the header has an empty name"), false;
+      for (size_t g = 0; g < f; ++g)
+        if (names_[g] == name)
+          return fail(at(1) + "the header names column '" + std::string(name) + "' twice (columns " +
+                      std::to_string(g + 1) + " and " + std::to_string(f + 1) + ")"),
+                 false;
+      names_.emplace_back(name);
+      if (comma == std::string_view::npos)
+        break;
+      pos = comma + 1;
+    }
+    return true;
+  }
+
+  std::string noColumn(const std::string &want) const {
+    std::string msg = path_ + ": no column '" + want + "'; the columns are: ";
+    constexpr size_t kShow = 30;
+    for (size_t f = 0; f < names_.size() && f < kShow; ++f)
+      msg += (f ? ", " : "") + names_[f];
+    if (names_.size() > kShow)
+      msg += ", ... (" + std::to_string(names_.size()) + " in all)";
+    size_t limit = want.size() <= 2 ? 0 : want.size() <= 5 ? 1 : want.size() <= 9 ? 2 : 3;
+    size_t best = SIZE_MAX, bestF = 0;
+    for (size_t f = 0; f < names_.size(); ++f) {
+      size_t d = editDistance(want, names_[f]);
+      if (d < best)
+        best = d, bestF = f;
+    }
+    if (best <= limit)
+      msg += "; did you mean '" + names_[bestF] + "'?";
+    return msg;
+  }
+
+  bool select(const std::vector<std::string> &wanted) {
+    ncols_ = names_.size();
+    slotOf_.assign(ncols_, -1);
+    if (wanted.empty()) {
+      for (size_t f = 0; f < ncols_; ++f) {
+        slotOf_[f] = static_cast<int>(f);
+        table_.columns.push_back(names_[f]);
+      }
+    } else {
+      for (const std::string &w : wanted) {
+        auto it = std::find(names_.begin(), names_.end(), w);
+        if (it == names_.end())
+          return fail(noColumn(w)), false;
+        size_t f = static_cast<size_t>(it - names_.begin());
+        if (slotOf_[f] >= 0)
+          return fail(path_ + ": column '" + w + "' is requested twice"), false;
+        slotOf_[f] = static_cast<int>(table_.columns.size());
+        table_.columns.push_back(w);
+      }
+    }
+    table_.values.resize(table_.columns.size());
+    rowVals_.resize(table_.columns.size());
+    return true;
+  }
+
+  // Makes room for `more` rows without reallocation inside the block.
+  void reserve(size_t more, size_t bytesThrough) {
+    std::vector<double> &first = table_.values.front();
+    size_t need = first.size() + more;
+    if (need <= first.capacity())
+      return;
+    size_t cap = need;
+    if (fileSize_ > bytesThrough && bytesThrough > 0) {
+      // Project the total from the density of rows so far (+3%).
+      double projected = double(need) * double(fileSize_) / double(bytesThrough) * 1.03 + 64;
+      cap = std::max(cap, static_cast<size_t>(projected));
+    }
+    if (first.capacity() > 0) // an underestimate: grow by at least 25%
+      cap = std::max(cap, first.capacity() + first.capacity() / 4);
+    for (std::vector<double> &col : table_.values)
+      col.reserve(cap);
+  }
+
+  void push() {
+    for (size_t s = 0; s < rowVals_.size(); ++s)
+      table_.values[s].push_back(rowVals_[s]);
+  }
+
+  // The fast path: parses the row at p if it is unremarkable.
+  bool fastRow(const char *&p, const char *lim) {
+    const char *q = p;
+    for (size_t f = 0;; ++f) {
+      int slot = slotOf_[f];
+      if (slot >= 0) {
+        q = fastNumber(q, lim, rowVals_[static_cast<size_t>(slot)]);
+        if (!q)
+          return false;
+      } else {
+        while (q < lim && *q != ',' && *q != '\n' && *q != '"')
+          ++q;
+        if (q < lim && *q == '"')
+          return false;
+      }
+      if (f + 1 < ncols_) {
+        if (q == lim || *q != ',')
+          return false;
+        ++q;
+      } else {
+        if (q < lim && *q == '\r')
+          ++q;
+        if (q == lim) { // the last line, without a newline
+          p = q;
+          return true;
+        }
+        if (*q != '\n')
+          return false;
+        p = q + 1;
+        return true;
+      }
+    }
+  }
+
+  // The slow path: the row at p, checked field by field.
+  bool slowRow(const char *&p, const char *lim) {
+    const char *nl = static_cast<const char *>(std::memchr(p, '\n', static_cast<size_t>(lim - p)));
+    std::string_view line(p, static_cast<size_t>((nl ? nl : lim) - p));
+    p = nl ? nl + 1 : lim;
+    size_t ln = line_++;
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    if (allBlank(line)) {
+      if (blankLine_ == 0)
+        blankLine_ = ln;
+      return true;
+    }
+    if (blankLine_ != 0)
+      return fail(at(blankLine_) + "blank line before more data (line " + std::to_string(ln) +
+                  "); only blank lines at the end of the file are ignored"),
+             false;
+    if (size_t qpos = line.find('"'); qpos != std::string_view::npos) {
+      size_t f = static_cast<size_t>(std::count(line.begin(), line.begin() + static_cast<ptrdiff_t>(qpos), ','));
+      if (f < ncols_)
+        return fail(at(ln, f) + "found a '\"'; " + quoteAdvice()), false;
+      return fail(at(ln) + "found a '\"'; " + quoteAdvice()), false;
+    }
+    size_t nfields = static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+    if (nfields != ncols_)
+      return fail(at(ln) + plural(nfields, "field") + ", but the header has " + std::to_string(ncols_)), false;
+    size_t pos = 0;
+    for (size_t f = 0; f < ncols_; ++f) {
+      size_t comma = f + 1 < ncols_ ? line.find(',', pos) : line.size();
+      int slot = slotOf_[f];
+      if (slot >= 0) {
+        std::string_view field = trim(line.substr(pos, comma - pos));
+        switch (parseField(field, rowVals_[static_cast<size_t>(slot)])) {
+        case Num::Ok:
+          break;
+        case Num::Empty:
+          return fail(at(ln, f) + "empty value"), false;
+        case Num::NotNumber:
+          return fail(at(ln, f) + "expected a number, got '" + shown(field) + "'"), false;
+        case Num::NotFinite:
+          return fail(at(ln, f) + "'" + shown(field) + "' is not a finite number"), false;
+        }
+      }
+      pos = comma + 1;
+    }
+    push();
+    return true;
+  }
+
+  // Parses the rows in [p, lim); bufBegin is the start of the buffer.
+  bool rows(const char *p, const char *lim, const char *bufBegin) {
+    if (p == lim)
+      return true;
+    size_t maxRows = static_cast<size_t>(std::count(p, lim, '\n')) + 1;
+    reserve(maxRows, consumed_ + static_cast<size_t>(lim - bufBegin));
+    while (p < lim) {
+      if (blankLine_ == 0 && *p != '\n' && *p != '\r' && fastRow(p, lim)) {
+        push();
+        ++line_;
+        continue;
+      }
+      if (!slowRow(p, lim))
+        return false;
+    }
+    return true;
+  }
+
+  const std::string &path_;
+  CsvError &err_;
+  CsvTable table_;
+  std::vector<std::string> names_;
+  std::vector<int> slotOf_; // file column -> slot in the table, or -1
+  std::vector<double> rowVals_;
+  size_t ncols_ = 0;
+  size_t fileSize_ = 0;
+  size_t consumed_ = 0;    // bytes of the file before the buffer's start
+  size_t line_ = 2;        // line number of the next data row
+  size_t blankLine_ = 0;   // first blank line seen (0: none)
+};
+
+} // namespace
+
+std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::string> &wanted, CsvError &err) {
+  Reader reader(path, err);
+  return reader.run(wanted);
+}
+
+} // namespace ppc::rt

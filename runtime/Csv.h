@@ -1,0 +1,57 @@
+// A fast, strict, columnar reader for the numeric CSV files that models read
+// their data from (e.g. examples/data/faithful.csv, ap_bow.csv).
+//
+// Format accepted:
+//   * line 1 is a header of comma-separated column names (an optional UTF-8
+//     byte-order mark before it is skipped); names are trimmed of spaces and
+//     tabs, must be non-empty and distinct;
+//   * every further line has exactly as many comma-separated fields as the
+//     header; each field read is a finite decimal number as std::from_chars
+//     parses it (integers, decimals, exponents), optionally with a leading '+'
+//     or '-'. Spaces and tabs around a field are trimmed. "nan", "inf" and
+//     values that overflow a double (1e999) are rejected; values that
+//     underflow (1e-999) become 0 or a subnormal, as strtod gives them;
+//   * no quoting: a '"' anywhere (header or data, read column or not) is an
+//     error;
+//   * LF or CRLF line endings; the last line may lack its newline; blank lines
+//     (empty or only spaces/tabs) at the end are ignored, a blank line followed
+//     by more data is an error.
+//
+// Only the requested columns are parsed; the fields of the other columns are
+// skipped without looking at their contents (beyond the field count and the
+// quote check), so a malformed value in a column nobody reads is not an error.
+//
+// Every error is one sentence naming the file (the path as given), the
+// 1-based line (the header is line 1) and, where it applies, the column name
+// and its 1-based position, e.g.
+//   "faithful.csv:17: column 'waiting' (2): expected a number, got 'abc'".
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppc::rt {
+
+struct CsvTable {
+  std::string path;
+  std::vector<std::string> columns;        // the columns read, in the order requested (or file order)
+  std::vector<std::vector<double>> values; // values[c][row], columnar; parallel to `columns`
+
+  size_t rows() const { return values.empty() ? 0 : values.front().size(); }
+  // The values of column `name`, or null if it was not read.
+  const std::vector<double> *column(std::string_view name) const;
+};
+
+struct CsvError {
+  std::string message;
+};
+
+// Reads `path`. `wanted` lists the columns to read, in the order they should
+// appear in the result (each at most once); empty means every column in file
+// order. On failure returns nullopt and sets err.message.
+std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::string> &wanted, CsvError &err);
+
+} // namespace ppc::rt
