@@ -26,293 +26,277 @@
 // Posteriors left stale by the last iteration are refreshed once after it.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
+#include "passes/Scheduler.h"
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
-#include "passes/DependencyAnalysis.h"
+#include "passes/Passes.h"
 
 #include <limits>
 #include <set>
 
 namespace ppc::passes {
-namespace {
 
 using ir::Op;
 using ir::OpKind;
 using ir::Operand;
 using ir::Region;
 
-class Scheduler {
-public:
-  Scheduler(ir::Module &m, const DependencyGraph &g, const std::set<std::string> &userInit, DiagnosticEngine &diags)
-      : m_(m), g_(g), userInit_(userInit), diags_(diags) {}
+Scheduler::Scheduler(const DependencyGraph &g, std::vector<bool> userInitialized, DiagnosticEngine &diags)
+    : g_(g), userInitialized_(std::move(userInitialized)), diags_(diags) {
+  userInitialized_.resize(g_.stmts.size(), false);
+  closures();
+}
 
-  bool run() {
-    size_t n = g_.stmts.size();
-    closures();
-    userInitialized_.assign(n, false);
-    for (unsigned s = 0; s < n; ++s)
-      if (userInit_.count(g_.values[s]->name))
-        userInitialized_[s] = true;
-    if (!iteration())
+bool Scheduler::run() {
+  if (!iteration())
+    return false;
+  initialization();
+  finalization();
+  warnClobberedInitializations();
+  return true;
+}
+
+// Transitive Trigger targets and Fresh sources.
+void Scheduler::closures() {
+  size_t n = g_.stmts.size();
+  triggers_.assign(n, {});
+  freshSources_.assign(n, {});
+  for (unsigned s = 0; s < n; ++s) {
+    std::vector<unsigned> work{s};
+    std::set<unsigned> seen;
+    while (!work.empty()) {
+      unsigned v = work.back();
+      work.pop_back();
+      for (unsigned e : g_.targets[v])
+        if (g_.edges[e].kind == DepKind::Trigger && seen.insert(g_.edges[e].to).second)
+          work.push_back(g_.edges[e].to);
+    }
+    triggers_[s].assign(seen.begin(), seen.end());
+    seen.clear();
+    work = {s};
+    while (!work.empty()) {
+      unsigned v = work.back();
+      work.pop_back();
+      for (unsigned e : g_.sources[v])
+        if (g_.edges[e].kind == DepKind::Fresh && seen.insert(g_.edges[e].from).second)
+          work.push_back(g_.edges[e].from);
+    }
+    freshSources_[s].assign(seen.begin(), seen.end());
+  }
+}
+
+
+long Scheduler::iterationScore(unsigned v) const {
+  for (unsigned e : g_.sources[v])
+    if (!valid_[g_.edges[e].from] && g_.edges[e].kind != DepKind::Trigger)
+      return kWorst; // would read an invalid value
+  long score = 0;
+  for (unsigned e : g_.sources[v])
+    if (fresh_[g_.edges[e].from])
+      score += 10;
+  for (unsigned w : triggers_[v])
+    if (valid_[w])
+      score -= 1 + (userInitialized_[w] && !initUsed_[w] ? 100 : 0);
+  if (userInitialized_[v] && valid_[v] && !initUsed_[v])
+    score -= 100; // recomputing a user's initialization before it is used
+  return score;
+}
+
+void Scheduler::scheduleIteration(unsigned v) {
+  for (unsigned u : freshSources_[v])
+    if (!fresh_[u])
+      scheduleIteration(u);
+  for (unsigned e : g_.sources[v])
+    initUsed_[g_.edges[e].from] = true;
+  iter_.push_back(v);
+  valid_[v] = true;
+  fresh_[v] = true;
+  waiting_.erase(v);
+  for (unsigned e : g_.targets[v])
+    fresh_[g_.edges[e].to] = false;
+  fresh_[v] = true;
+  for (unsigned w : triggers_[v]) {
+    valid_[w] = false;
+    if (!g_.invariant[w])
+      waiting_.insert(w);
+  }
+}
+
+bool Scheduler::iteration() {
+  size_t n = g_.stmts.size();
+  valid_.assign(n, true);
+  fresh_.assign(n, false);
+  initUsed_.assign(n, false);
+  // Every non-invariant node reaches its marginal, an output.
+  for (unsigned s = 0; s < n; ++s)
+    if (!g_.invariant[s])
+      waiting_.insert(s);
+  while (!waiting_.empty()) {
+    long best = kWorst;
+    unsigned pick = 0;
+    for (unsigned v : waiting_) {
+      long sc = iterationScore(v);
+      if (sc > best) {
+        best = sc;
+        pick = v;
+      }
+    }
+    if (best == kWorst) {
+      std::string names;
+      for (unsigned v : waiting_)
+        names += " " + g_.name(v);
+      diags_.error("cannot schedule:" + names + " (each reads an invalid value)");
       return false;
-    initialization();
-    finalization();
-    warnClobberedInitializations();
-    emit();
-    return true;
-  }
-
-private:
-  // Transitive Trigger targets and Fresh sources.
-  void closures() {
-    size_t n = g_.stmts.size();
-    triggers_.assign(n, {});
-    freshSources_.assign(n, {});
-    for (unsigned s = 0; s < n; ++s) {
-      std::vector<unsigned> work{s};
-      std::set<unsigned> seen;
-      while (!work.empty()) {
-        unsigned v = work.back();
-        work.pop_back();
-        for (unsigned e : g_.targets[v])
-          if (g_.edges[e].kind == DepKind::Trigger && seen.insert(g_.edges[e].to).second)
-            work.push_back(g_.edges[e].to);
-      }
-      triggers_[s].assign(seen.begin(), seen.end());
-      seen.clear();
-      work = {s};
-      while (!work.empty()) {
-        unsigned v = work.back();
-        work.pop_back();
-        for (unsigned e : g_.sources[v])
-          if (g_.edges[e].kind == DepKind::Fresh && seen.insert(g_.edges[e].from).second)
-            work.push_back(g_.edges[e].from);
-      }
-      freshSources_[s].assign(seen.begin(), seen.end());
     }
+    scheduleIteration(pick);
   }
+  return true;
+}
 
-  static constexpr long kWorst = std::numeric_limits<long>::min();
-
-  long iterationScore(unsigned v) const {
-    for (unsigned e : g_.sources[v])
-      if (!valid_[g_.edges[e].from] && g_.edges[e].kind != DepKind::Trigger)
-        return kWorst; // would read an invalid value
-    long score = 0;
-    for (unsigned e : g_.sources[v])
-      if (fresh_[g_.edges[e].from])
-        score += 10;
+void Scheduler::initialization() {
+  size_t n = g_.stmts.size();
+  // What the iteration uses before it updates it, and what it reads through
+  // Required edges before computing it (the set S of seed 000).
+  std::vector<bool> usedBeforeUpdate(n, false), updated(n, false);
+  std::set<unsigned> pending;
+  for (unsigned v : iter_) {
+    for (unsigned e : g_.sources[v]) {
+      unsigned u = g_.edges[e].from;
+      if (!updated[u]) {
+        usedBeforeUpdate[u] = true;
+        if (g_.edges[e].kind == DepKind::Required && !g_.invariant[u])
+          pending.insert(u);
+      }
+    }
+    updated[v] = true;
+  }
+  // The user's initializations are values already: never recomputed here.
+  std::vector<bool> executed = userInitialized_;
+  for (unsigned s = 0; s < n; ++s)
+    if (userInitialized_[s])
+      pending.erase(s);
+  // The invalidation rule: updating a node during initialization means
+  // updating what it invalidates, if the iteration uses that before
+  // updating it.
+  auto execute = [&](unsigned v) {
+    executed[v] = true;
+    init_.push_back(v);
+    pending.erase(v);
     for (unsigned w : triggers_[v])
-      if (valid_[w])
-        score -= 1 + (userInitialized_[w] && !initUsed_[w] ? 100 : 0);
-    if (userInitialized_[v] && valid_[v] && !initUsed_[v])
-      score -= 100; // recomputing a user's initialization before it is used
-    return score;
-  }
-
-  void scheduleIteration(unsigned v) {
-    for (unsigned u : freshSources_[v])
-      if (!fresh_[u])
-        scheduleIteration(u);
-    for (unsigned e : g_.sources[v])
-      initUsed_[g_.edges[e].from] = true;
-    iter_.push_back(v);
-    valid_[v] = true;
-    fresh_[v] = true;
-    waiting_.erase(v);
-    for (unsigned e : g_.targets[v])
-      fresh_[g_.edges[e].to] = false;
-    fresh_[v] = true;
-    for (unsigned w : triggers_[v]) {
-      valid_[w] = false;
-      if (!g_.invariant[w])
-        waiting_.insert(w);
+      if (usedBeforeUpdate[w] && !g_.invariant[w] && !userInitialized_[w])
+        pending.insert(w);
+  };
+  // Loop invariants first, in dependency order.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (unsigned s = 0; s < n; ++s) {
+      if (!g_.invariant[s] || executed[s])
+        continue;
+      bool ready = true;
+      for (unsigned e : g_.sources[s])
+        ready = ready && executed[g_.edges[e].from];
+      if (ready) {
+        execute(s);
+        progress = true;
+      }
     }
   }
-
-  bool iteration() {
-    size_t n = g_.stmts.size();
-    valid_.assign(n, true);
-    fresh_.assign(n, false);
-    initUsed_.assign(n, false);
-    // Every non-invariant node reaches its marginal, an output.
-    for (unsigned s = 0; s < n; ++s)
-      if (!g_.invariant[s])
-        waiting_.insert(s);
-    while (!waiting_.empty()) {
-      long best = kWorst;
-      unsigned pick = 0;
-      for (unsigned v : waiting_) {
-        long sc = iterationScore(v);
-        if (sc > best) {
-          best = sc;
-          pick = v;
-        }
-      }
-      if (best == kWorst) {
-        std::string names;
-        for (unsigned v : waiting_)
-          names += " " + g_.name(v);
-        diags_.error("cannot schedule:" + names + " (each reads an invalid value)");
-        return false;
-      }
-      scheduleIteration(pick);
-    }
-    return true;
-  }
-
-  void initialization() {
-    size_t n = g_.stmts.size();
-    // What the iteration uses before it updates it, and what it reads through
-    // Required edges before computing it (the set S of seed 000).
-    std::vector<bool> usedBeforeUpdate(n, false), updated(n, false);
-    std::set<unsigned> pending;
-    for (unsigned v : iter_) {
+  // Greedy, with executed marks: requiring an unexecuted node scores worst.
+  while (!pending.empty()) {
+    long best = kWorst;
+    unsigned pick = 0;
+    for (unsigned v : pending) {
+      long sc = 0;
       for (unsigned e : g_.sources[v]) {
         unsigned u = g_.edges[e].from;
-        if (!updated[u]) {
-          usedBeforeUpdate[u] = true;
-          if (g_.edges[e].kind == DepKind::Required && !g_.invariant[u])
-            pending.insert(u);
+        if (g_.edges[e].kind == DepKind::Required && !executed[u]) {
+          sc = kWorst;
+          break;
         }
+        if (executed[u])
+          sc += 10;
       }
-      updated[v] = true;
-    }
-    // The user's initializations are values already: never recomputed here.
-    std::vector<bool> executed = userInitialized_;
-    for (unsigned s = 0; s < n; ++s)
-      if (userInitialized_[s])
-        pending.erase(s);
-    // The invalidation rule: updating a node during initialization means
-    // updating what it invalidates, if the iteration uses that before
-    // updating it.
-    auto execute = [&](unsigned v) {
-      executed[v] = true;
-      init_.push_back(v);
-      pending.erase(v);
-      for (unsigned w : triggers_[v])
-        if (usedBeforeUpdate[w] && !g_.invariant[w] && !userInitialized_[w])
-          pending.insert(w);
-    };
-    // Loop invariants first, in dependency order.
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (unsigned s = 0; s < n; ++s) {
-        if (!g_.invariant[s] || executed[s])
-          continue;
-        bool ready = true;
-        for (unsigned e : g_.sources[s])
-          ready = ready && executed[g_.edges[e].from];
-        if (ready) {
-          execute(s);
-          progress = true;
-        }
+      if (sc > best) {
+        best = sc;
+        pick = v;
       }
     }
-    // Greedy, with executed marks: requiring an unexecuted node scores worst.
-    while (!pending.empty()) {
-      long best = kWorst;
-      unsigned pick = 0;
-      for (unsigned v : pending) {
-        long sc = 0;
-        for (unsigned e : g_.sources[v]) {
-          unsigned u = g_.edges[e].from;
-          if (g_.edges[e].kind == DepKind::Required && !executed[u]) {
-            sc = kWorst;
-            break;
-          }
-          if (executed[u])
-            sc += 10;
-        }
-        if (sc > best) {
-          best = sc;
-          pick = v;
-        }
-      }
-      if (best == kWorst) {
-        // Required sources not yet executed join the initialization.
-        bool added = false;
-        std::vector<unsigned> more;
-        for (unsigned v : pending)
-          for (unsigned e : g_.sources[v])
-            if (g_.edges[e].kind == DepKind::Required && !executed[g_.edges[e].from] &&
-                !pending.count(g_.edges[e].from))
-              more.push_back(g_.edges[e].from);
-        for (unsigned u : more)
-          added = pending.insert(u).second || added;
-        if (!added) {
-          diags_.error("cannot build an initialization schedule (a cycle of Required dependencies)");
-          return;
-        }
-        continue;
-      }
-      execute(pick);
-    }
-  }
-
-  // Marginals whose last update in the iteration precedes a message that
-  // triggers them are stale when the loop ends.
-  void finalization() {
-    size_t n = g_.stmts.size();
-    std::vector<bool> valid(n, true);
-    for (unsigned v : iter_) {
-      valid[v] = true;
-      for (unsigned w : triggers_[v])
-        valid[w] = false;
-    }
-    for (unsigned s = 0; s < n; ++s)
-      if (g_.isMarginal(s) && !valid[s])
-        final_.push_back(s);
-  }
-
-  void warnClobberedInitializations() {
-    for (unsigned s = 0; s < g_.stmts.size(); ++s) {
-      if (!userInitialized_[s])
-        continue;
-      for (unsigned v : iter_) {
-        bool reads = false;
+    if (best == kWorst) {
+      // Required sources not yet executed join the initialization.
+      bool added = false;
+      std::vector<unsigned> more;
+      for (unsigned v : pending)
         for (unsigned e : g_.sources[v])
-          reads = reads || g_.edges[e].from == s;
-        if (reads)
-          break;
-        if (v == s) {
-          diags_.warning(g_.stmts[s]->loc, "the initialization of " + g_.name(s) +
-                                               " is recomputed before it is used; it has no effect");
-          break;
-        }
+          if (g_.edges[e].kind == DepKind::Required && !executed[g_.edges[e].from] &&
+              !pending.count(g_.edges[e].from))
+            more.push_back(g_.edges[e].from);
+      for (unsigned u : more)
+        added = pending.insert(u).second || added;
+      if (!added) {
+        diags_.error("cannot build an initialization schedule (a cycle of Required dependencies)");
+        return;
+      }
+      continue;
+    }
+    execute(pick);
+  }
+}
+
+// Marginals whose last update in the iteration precedes a message that
+// triggers them are stale when the loop ends.
+void Scheduler::finalization() {
+  size_t n = g_.stmts.size();
+  std::vector<bool> valid(n, true);
+  for (unsigned v : iter_) {
+    valid[v] = true;
+    for (unsigned w : triggers_[v])
+      valid[w] = false;
+  }
+  for (unsigned s = 0; s < n; ++s)
+    if (g_.isMarginal(s) && !valid[s])
+      final_.push_back(s);
+}
+
+void Scheduler::warnClobberedInitializations() {
+  for (unsigned s = 0; s < g_.stmts.size(); ++s) {
+    if (!userInitialized_[s])
+      continue;
+    for (unsigned v : iter_) {
+      bool reads = false;
+      for (unsigned e : g_.sources[v])
+        reads = reads || g_.edges[e].from == s;
+      if (reads)
+        break;
+      if (v == s) {
+        diags_.warning(g_.stmts[s]->loc, "the initialization of " + g_.name(s) +
+                                             " is recomputed before it is used; it has no effect");
+        break;
       }
     }
   }
+}
 
-  void emit() {
-    auto fill = [&](std::unique_ptr<Region> &r, const std::vector<unsigned> &list) {
-      r = std::make_unique<Region>();
-      for (unsigned v : list) {
-        auto op = std::make_unique<Op>();
-        op->kind = OpKind::Update;
-        op->loc = g_.stmts[v]->loc;
-        op->parentRegion = r.get();
-        op->operands.push_back(Operand::ofValue(const_cast<ir::Value *>(g_.values[v])));
-        r->ops.push_back(std::move(op));
-      }
-    };
-    fill(m_.initSchedule, init_);
-    fill(m_.iterationSchedule, iter_);
-    fill(m_.finalSchedule, final_);
-  }
 
-  ir::Module &m_;
-  const DependencyGraph &g_;
-  const std::set<std::string> &userInit_;
-  DiagnosticEngine &diags_;
-  std::vector<std::vector<unsigned>> triggers_, freshSources_;
-  std::vector<bool> valid_, fresh_, userInitialized_, initUsed_;
-  std::set<unsigned> waiting_;
-  std::vector<unsigned> iter_, init_, final_;
-};
 
+void Scheduler::emit(ir::Module &m) const {
+  auto fill = [&](std::unique_ptr<Region> &r, const std::vector<unsigned> &list) {
+    r = std::make_unique<Region>();
+    for (unsigned v : list) {
+      auto op = std::make_unique<Op>();
+      op->kind = OpKind::Update;
+      op->loc = g_.stmts[v]->loc;
+      op->parentRegion = r.get();
+      op->operands.push_back(Operand::ofValue(const_cast<ir::Value *>(g_.values[v])));
+      r->ops.push_back(std::move(op));
+    }
+  };
+  fill(m.initSchedule, init_);
+  fill(m.iterationSchedule, iter_);
+  fill(m.finalSchedule, final_);
+}
+
+namespace {
 class SchedulePass : public Pass {
 public:
   std::string_view name() const override { return "schedule"; }
@@ -321,10 +305,15 @@ public:
     DependencyGraph *g = ctx.analyses.get<DependencyAnalysis>(m, ctx.diags);
     if (!g)
       return false;
-    std::set<std::string> userInit;
-    for (const std::string &v : ctx.userInitializations)
-      userInit.insert(v + ".q");
-    return Scheduler(m, *g, userInit, ctx.diags).run() && !ctx.diags.hasErrors();
+    std::vector<bool> userInit(g->stmts.size(), false);
+    for (unsigned s = 0; s < g->stmts.size(); ++s)
+      for (const std::string &v : ctx.userInitializations)
+        userInit[s] = userInit[s] || g->values[s]->name == v + ".q";
+    Scheduler scheduler(*g, std::move(userInit), ctx.diags);
+    if (!scheduler.run() || ctx.diags.hasErrors())
+      return false;
+    scheduler.emit(m);
+    return true;
   }
 };
 
