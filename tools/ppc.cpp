@@ -9,15 +9,48 @@
 #include "ir/IR.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
+#include "runtime/Binding.h"
 #include "tools/Driver.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Support/raw_ostream.h>
 
 using namespace ppc;
 
 namespace {
+// --emit=data: what each plate and observed variable got from the files.
+void printBoundData(const ir::Module &m, const rt::BoundData &d, llvm::raw_ostream &os) {
+  for (const auto &[plate, bp] : d.plates) {
+    os << "plate %" << plate->name << ": ";
+    if (bp.sizes.size() == 1) {
+      os << bp.sizes[0] << (bp.sizes[0] == 1 ? " element" : " elements");
+    } else {
+      int64_t lo = *std::min_element(bp.sizes.begin(), bp.sizes.end());
+      int64_t hi = *std::max_element(bp.sizes.begin(), bp.sizes.end());
+      os << bp.flattened() << " elements in " << bp.sizes.size() << " groups (" << lo << " to " << hi
+         << " per group)";
+    }
+    os << "\n";
+  }
+  for (const auto &[v, bv] : d.variables) {
+    double lo = 0, hi = 0, total = 0;
+    if (!bv.values.empty()) {
+      lo = *std::min_element(bv.values.begin(), bv.values.end());
+      hi = *std::max_element(bv.values.begin(), bv.values.end());
+    }
+    for (double w : bv.weights)
+      total += w;
+    os << "%" << v->name << " from " << bv.file << ": " << bv.values.size() << " values in ["
+       << ir::formatDouble(lo) << ", " << ir::formatDouble(hi) << "]";
+    if (!bv.weights.empty())
+      os << ", total weight " << ir::formatDouble(total);
+    os << "\n";
+  }
+  (void)m;
+}
+
 int usageError(const std::string &msg) {
   llvm::errs() << "ppc: error: " << msg << "\nRun 'ppc --help' for usage.\n";
   return 2;
@@ -37,7 +70,15 @@ int main(int argc, char **argv) {
                  "print an intermediate level and stop: ast, ir (the Model IR), plates (the plate tree), "
                  "gated (after the gate transform), messages (VMP statements), deps, deps-dot "
                  "(their dependencies), schedule")
-      ->check(CLI::IsMember({"ast", "ir", "plates", "gated", "messages", "deps", "deps-dot", "schedule"}));
+      ->check(CLI::IsMember({"ast", "ir", "plates", "gated", "messages", "deps", "deps-dot", "schedule", "data"}));
+  rt::BindingOptions binding;
+  std::vector<std::string> mapFlags;
+  std::string weightColumn;
+  app.add_option("--infer", binding.files, "a CSV data file for the observed variables (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--map", mapFlags, "bind a variable or a plate to a differently named column: --map NAME=COLUMN")
+      ->allow_extra_args(false);
+  app.add_option("--weight", weightColumn, "a column of nonnegative weights (repeated observations)");
   std::vector<std::string> initFlags;
   int64_t localIters = 1;
   bool localRestart = false;
@@ -77,6 +118,17 @@ int main(int argc, char **argv) {
   std::string error;
   if (!parseParamFlags(paramFlags, params, error))
     return usageError(error);
+  for (const std::string &f : mapFlags) {
+    size_t eq = f.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == f.size())
+      return usageError("--map expects NAME=COLUMN; got '" + f + "'");
+    if (!binding.map.emplace(f.substr(0, eq), f.substr(eq + 1)).second)
+      return usageError("--map " + f.substr(0, eq) + " is given twice");
+  }
+  if (!weightColumn.empty())
+    binding.weight = weightColumn;
+  if (emit == "data" && binding.files.empty())
+    return usageError("--emit=data needs --infer FILE");
   // The default pipeline runs as far as the level asked for; an explicit
   // --passes pipeline runs whole and --emit prints its result.
   if (!pipelineGiven) {
@@ -90,7 +142,7 @@ int main(int argc, char **argv) {
       pipeline = "gate,match,messages,print-deps-dot";
     else if (emit == "schedule")
       pipeline = "gate,match,messages,schedule,dce,local-schedule,fuse";
-    else if (emit == "ir" || emit == "plates" || emit == "ast")
+    else if (emit == "ir" || emit == "plates" || emit == "ast" || emit == "data")
       pipeline = "";
     else
       pipeline = std::string(passes::defaultPipeline());
@@ -117,10 +169,28 @@ int main(int argc, char **argv) {
     }
     if (!module)
       return 1;
-    // Parameter values: checked whenever given, required only by inference.
-    std::optional<ir::Evaluation> evaluation = ir::evaluate(*module, params, /*requireAll=*/false, diags);
+    // Parameter values: checked whenever given, required once there is data.
+    std::optional<ir::Evaluation> evaluation =
+        ir::evaluate(*module, params, /*requireAll=*/!binding.files.empty(), diags);
     if (!evaluation)
       return 1;
+    if (!binding.files.empty()) {
+      std::vector<std::string> errors;
+      std::optional<rt::BoundData> data = rt::bindData(*module, *evaluation, binding, errors);
+      for (const std::string &e : errors)
+        llvm::errs() << "ppc: error: " << e << "\n";
+      if (!data)
+        return 1;
+      if (emit == "data") {
+        printBoundData(*module, *data, llvm::outs());
+        return 0;
+      }
+      if (emit.empty()) {
+        llvm::errs() << "ppc: error: the data binds, but inference needs the code generator, which ppc does not "
+                        "have yet; --emit=data shows the bound data\n";
+        return 1;
+      }
+    }
     passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
     ctx.localIterations = localIters;
     ctx.localRestart = localRestart;

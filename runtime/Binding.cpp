@@ -1,0 +1,407 @@
+//===- runtime/Binding.cpp - binding CSV data to observed variables --------===//
+#include "runtime/Binding.h"
+
+#include "ir/Evaluate.h"
+#include "ir/IR.h"
+#include "runtime/Csv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <set>
+
+namespace ppc::rt {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::TypeKind;
+using ir::Value;
+
+bool isDataPlate(const Value *p) { return p->def && p->def->plateKind == Op::PlateKind::Data; }
+
+/// The variables the user observes: observed factors outside branches, and
+/// the results of conditionals whose branches yield observed variables.
+std::vector<const Value *> observedVariables(const ir::Module &m) {
+  std::vector<const Value *> out;
+  std::function<void(const ir::Region &, bool)> visit = [&](const ir::Region &r, bool inBranch) {
+    for (const auto &op : r.ops) {
+      if (op->kind == OpKind::Random && op->observed && !inBranch)
+        out.push_back(op->result());
+      if ((op->kind == OpKind::If || op->kind == OpKind::Match) && !inBranch)
+        for (size_t i = 0; i < op->results.size(); ++i) {
+          const Op *y = op->regions[0]->terminator();
+          if (y && i < y->operands.size() && y->operands[i].value->def && y->operands[i].value->def->observed)
+            out.push_back(op->results[i]);
+        }
+      bool branch = inBranch || op->kind == OpKind::If || op->kind == OpKind::Match;
+      for (const auto &sub : op->regions)
+        visit(*sub, branch);
+    }
+  };
+  visit(m.body, false);
+  return out;
+}
+
+/// The op that defines v's elements: for a conditional's result, the
+/// factor its first branch yields.
+const Op *elementDefinition(const Value *v) {
+  const Op *def = v->def;
+  while (def && (def->kind == OpKind::If || def->kind == OpKind::Match)) {
+    size_t i = std::find(def->results.begin(), def->results.end(), v) - def->results.begin();
+    const Op *y = def->regions[0]->terminator();
+    if (!y || i >= y->operands.size())
+      break;
+    v = y->operands[i].value;
+    def = v->def;
+  }
+  return def;
+}
+
+/// The names a plate answers to for variable `v`: the indices of the loops
+/// over it around v's definition (the lambda parameters of the model:
+/// `g` in `(0L until 2L).map(g => ...)`), its IR name without "P." (`theta`
+/// for the plate of `val theta = ?.map(...)`) unless that is an observed
+/// variable's name, and its IR name.
+std::vector<std::string> plateNames(const Value *plate, const Value *v, const std::set<std::string> &observed) {
+  // Names the user wrote come first; generated loop indices (i.x) last.
+  std::vector<std::string> written, generated;
+  if (const Op *def = elementDefinition(v))
+    for (Op *l : ir::enclosingLoops(*def))
+      if (l->operands[0].value == plate && !observed.count(l->index->name))
+        (l->index->name.rfind("i.", 0) == 0 ? generated : written).push_back(l->index->name);
+  if (plate->name.rfind("P.", 0) == 0 && !observed.count(plate->name.substr(2)))
+    written.push_back(plate->name.substr(2));
+  written.insert(written.end(), generated.begin(), generated.end());
+  written.push_back(plate->name);
+  return written;
+}
+
+struct Column {
+  const std::vector<double> *values = nullptr;
+  std::string name;
+  size_t position = 0; // 1-based
+};
+
+class Binder {
+public:
+  Binder(const ir::Module &m, const ir::Evaluation &ev, const BindingOptions &o, std::vector<std::string> &errors)
+      : m_(m), ev_(ev), opts_(o), errors_(errors) {}
+
+  std::optional<BoundData> run() {
+    std::vector<const Value *> observed = observedVariables(m_);
+    for (const Value *v : observed)
+      observedNames_.insert(v->name);
+    std::vector<CsvTable> tables;
+    for (const std::string &f : opts_.files) {
+      CsvError err;
+      auto t = readCsv(f, {}, err);
+      if (!t) {
+        errors_.push_back(err.message);
+        continue;
+      }
+      tables.push_back(std::move(*t));
+    }
+    if (!errors_.empty())
+      return std::nullopt;
+    if (opts_.weight) {
+      bool found = false;
+      for (const CsvTable &t : tables)
+        found = found || t.column(*opts_.weight);
+      if (!found)
+        errors_.push_back("--weight " + *opts_.weight + ": no --infer file has a column '" + *opts_.weight + "'");
+    }
+    for (const auto &[name, column] : opts_.map) {
+      bool known = observedNames_.count(name) != 0;
+      for (const Value *v : observed)
+        for (const Value *p : v->dims)
+          for (const std::string &n : plateNames(p, v, observedNames_))
+            known = known || n == name;
+      if (!known)
+        errors_.push_back("--map " + name + "=" + column + ": '" + name +
+                          "' is neither an observed variable nor a plate of one");
+    }
+    // Which file binds each observed variable.
+    for (const Value *v : observed) {
+      std::vector<size_t> files;
+      for (size_t f = 0; f < tables.size(); ++f)
+        if (!valueColumns(tables[f], v).empty())
+          files.push_back(f);
+      if (files.empty()) {
+        errors_.push_back("no data for observed variable '" + v->name + "': give a column named '" + v->name +
+                          "' in an --infer file, or --map " + v->name + "=COLUMN");
+        continue;
+      }
+      if (files.size() > 1) {
+        errors_.push_back("observed variable '" + v->name + "' has a column in both " + tables[files[0]].path +
+                          " and " + tables[files[1]].path);
+        continue;
+      }
+      byFile_[files[0]].push_back(v);
+    }
+    if (!errors_.empty())
+      return std::nullopt;
+    for (auto &[f, vars] : byFile_)
+      bindFile(tables[f], vars);
+    if (!errors_.empty())
+      return std::nullopt;
+    return std::move(out_);
+  }
+
+private:
+  /// The columns holding v's values: one (long format), or one per element
+  /// of v's known-size innermost plate (wide format: --map v=p* or v0, v1, ...).
+  std::vector<Column> valueColumns(const CsvTable &t, const Value *v) {
+    auto it = opts_.map.find(v->name);
+    std::string name = it == opts_.map.end() ? v->name : it->second;
+    if (!name.empty() && name.back() == '*') {
+      std::string prefix = name.substr(0, name.size() - 1);
+      return wideColumns(t, v, prefix);
+    }
+    if (const std::vector<double> *c = t.column(name))
+      return {Column{c, name, position(t, name)}};
+    if (it == opts_.map.end())
+      return wideColumns(t, v, v->name);
+    return {};
+  }
+
+  std::vector<Column> wideColumns(const CsvTable &t, const Value *v, const std::string &prefix) {
+    if (v->dims.empty() || isDataPlate(v->dims.back()))
+      return {};
+    auto size = ev_.plateSizes.find(v->dims.back());
+    if (size == ev_.plateSizes.end())
+      return {};
+    std::vector<Column> cols;
+    for (int64_t i = 0; i < size->second; ++i) {
+      std::string name = prefix + std::to_string(i);
+      const std::vector<double> *c = t.column(name);
+      if (!c)
+        return {};
+      cols.push_back(Column{c, name, position(t, name)});
+    }
+    return cols;
+  }
+
+  static size_t position(const CsvTable &t, const std::string &name) {
+    for (size_t i = 0; i < t.columns.size(); ++i)
+      if (t.columns[i] == name)
+        return i + 1;
+    return 0;
+  }
+
+  std::string where(const CsvTable &t, size_t row, const Column &c) const {
+    return t.path + ":" + std::to_string(row + 2) + ": column '" + c.name + "' (" + std::to_string(c.position) + ")";
+  }
+
+  std::optional<Column> indexColumn(const CsvTable &t, const Value *plate, const Value *v) {
+    for (const std::string &n : plateNames(plate, v, observedNames_)) {
+      auto it = opts_.map.find(n);
+      std::string col = it == opts_.map.end() ? n : it->second;
+      if (const std::vector<double> *c = t.column(col))
+        return Column{c, col, position(t, col)};
+      if (it != opts_.map.end()) {
+        errors_.push_back(t.path + ": no column '" + col + "' (from --map " + n + "=" + col + ")");
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+  void bindFile(const CsvTable &t, const std::vector<const Value *> &vars) {
+    const Value *first = vars.front();
+    bool wide = valueColumns(t, first).size() > 1 || (!first->dims.empty() && !isDataPlate(first->dims.back()) &&
+                                                      opts_.map.count(first->name) &&
+                                                      opts_.map.at(first->name).back() == '*');
+    for (const Value *v : vars)
+      if (v->dims != first->dims) {
+        errors_.push_back(t.path + ": '" + first->name + "' and '" + v->name +
+                          "' range over different plates; give them separate files");
+        return;
+      }
+    std::vector<const Value *> rowPlates(first->dims.begin(), first->dims.end() - (wide ? 1 : 0));
+    size_t rows = t.rows();
+    size_t depth = rowPlates.size();
+    // The element of each row in each plate.
+    std::vector<std::vector<int64_t>> idx(depth, std::vector<int64_t>(rows, 0));
+    std::vector<bool> explicitIndex(depth, false);
+    for (size_t j = 0; j < depth; ++j) {
+      const Value *p = rowPlates[j];
+      std::optional<Column> col = indexColumn(t, p, first);
+      if (!errors_.empty())
+        return;
+      if (!col) {
+        if (j + 1 < depth) {
+          std::string name = plateNames(p, first, observedNames_).front();
+          errors_.push_back(t.path + ": no index column for plate %" + p->name + " of '" + first->name +
+                            "': name a column '" + name + "' or give --map " + name + "=COLUMN");
+          return;
+        }
+        continue; // the innermost plate: rows in order within their group
+      }
+      explicitIndex[j] = true;
+      auto size = ev_.plateSizes.find(p);
+      for (size_t r = 0; r < rows; ++r) {
+        double x = (*col->values)[r];
+        if (x < 0 || x != std::floor(x) || x > 9.0e15) {
+          errors_.push_back(where(t, r, *col) + ": plate index must be an integer >= 0; got " + fmt(x));
+          return;
+        }
+        if (size != ev_.plateSizes.end() && x >= double(size->second)) {
+          errors_.push_back(where(t, r, *col) + ": index " + fmt(x) + " is outside plate %" + p->name + ", which has " +
+                            std::to_string(size->second) + " elements");
+          return;
+        }
+        idx[j][r] = static_cast<int64_t>(x);
+      }
+    }
+    // Order rows by their indices (rows without an index keep file order).
+    std::vector<size_t> order(rows);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      for (size_t j = 0; j < depth; ++j)
+        if (explicitIndex[j] && idx[j][a] != idx[j][b])
+          return idx[j][a] < idx[j][b];
+      return false;
+    });
+    // Sizes of each plate per group of outer indices.
+    std::vector<int64_t> groupOf(rows, 0); // flattened index of the row's element at the current level
+    int64_t groups = 1;
+    for (size_t j = 0; j < depth; ++j) {
+      const Value *p = rowPlates[j];
+      auto known = ev_.plateSizes.find(p);
+      std::vector<int64_t> sizes(groups, 0);
+      std::vector<int64_t> elem(rows, 0);
+      if (explicitIndex[j]) {
+        for (size_t r : order)
+          sizes[groupOf[r]] = std::max(sizes[groupOf[r]], idx[j][r] + 1);
+        for (size_t r = 0; r < rows; ++r)
+          elem[r] = idx[j][r];
+      } else {
+        for (size_t r : order)
+          elem[r] = sizes[groupOf[r]]++;
+      }
+      if (known != ev_.plateSizes.end()) {
+        for (int64_t g = 0; g < groups; ++g) {
+          if (!explicitIndex[j] && sizes[g] != known->second && j + 1 == depth) {
+            errors_.push_back(t.path + ": " + std::to_string(sizes[g]) + " rows for " +
+                              (groups > 1 ? "group " + std::to_string(g) + " of " : std::string()) + "plate %" +
+                              p->name + ", which has " + std::to_string(known->second) + " elements");
+            return;
+          }
+          sizes[g] = known->second;
+        }
+      }
+      // Each (group, element) at most once at the innermost level.
+      BoundPlate bp;
+      bp.sizes = sizes;
+      bp.offsets.assign(groups + 1, 0);
+      for (int64_t g = 0; g < groups; ++g)
+        bp.offsets[g + 1] = bp.offsets[g] + sizes[g];
+      if (isDataPlate(p)) {
+        auto prev = out_.plates.find(p);
+        if (prev != out_.plates.end() && prev->second.sizes != bp.sizes) {
+          errors_.push_back(t.path + ": the sizes of plate %" + p->name + " differ from those another file gives");
+          return;
+        }
+      }
+      out_.plates[p] = bp;
+      for (size_t r = 0; r < rows; ++r)
+        groupOf[r] = bp.offsets[groupOf[r]] + elem[r];
+      groups = bp.flattened();
+    }
+    // Every element of the innermost row plate at most once.
+    std::vector<int64_t> seen(groups, -1);
+    for (size_t r : order) {
+      if (seen[groupOf[r]] >= 0) {
+        errors_.push_back(t.path + ":" + std::to_string(r + 2) + ": the same element as line " +
+                          std::to_string(seen[groupOf[r]] + 2) + " (each element of '" + first->name +
+                          "' takes one row)");
+        return;
+      }
+      seen[groupOf[r]] = static_cast<int64_t>(r);
+    }
+    // Values, checked against each variable's support, in element order.
+    const std::vector<double> *weights = opts_.weight ? t.column(*opts_.weight) : nullptr;
+    Column weightCol;
+    if (weights)
+      weightCol = Column{weights, *opts_.weight, position(t, *opts_.weight)};
+    for (const Value *v : vars) {
+      std::vector<Column> cols = valueColumns(t, v);
+      BoundVariable bv;
+      bv.file = t.path;
+      size_t width = cols.size();
+      bv.values.assign(size_t(groups) * width, 0.0);
+      for (size_t r = 0; r < rows; ++r)
+        for (size_t c = 0; c < width; ++c) {
+          double x = (*cols[c].values)[r];
+          std::string problem = checkSupport(v, x);
+          if (!problem.empty()) {
+            errors_.push_back(where(t, r, cols[c]) + ": " + problem);
+            return;
+          }
+          bv.values[size_t(groupOf[r]) * width + c] = x;
+        }
+      if (weights) {
+        bv.weights.assign(size_t(groups), 0.0);
+        for (size_t r = 0; r < rows; ++r) {
+          double w = (*weights)[r];
+          if (w < 0) {
+            errors_.push_back(where(t, r, weightCol) + ": a weight must be >= 0; got " + fmt(w));
+            return;
+          }
+          bv.weights[groupOf[r]] = w;
+        }
+      }
+      out_.variables[v] = std::move(bv);
+    }
+  }
+
+  static std::string fmt(double x) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.17g", x);
+    return buf;
+  }
+
+  std::string checkSupport(const Value *v, double x) const {
+    const ir::Type &t = v->type;
+    auto integer = [&] { return x == std::floor(x); };
+    switch (t.kind) {
+    case TypeKind::Cat: {
+      double n = t.dim.isConstant() ? double(t.dim.constant) : ev_.valueOf(t.dim.value).value_or(-1);
+      if (!integer() || x < 0 || (n >= 0 && x >= n))
+        return fmt(x) + " is not a value of '" + v->name + "', which takes 0.." +
+               (n >= 0 ? fmt(n - 1) : "n-1") +
+               (t.dim.isConstant() ? std::string() : " (" + t.dim.value->name + " = " + fmt(n) + ")");
+      return "";
+    }
+    case TypeKind::Bool:
+      return x == 0 || x == 1 ? "" : fmt(x) + " is not a value of '" + v->name + "' (Bernoulli: 0 or 1)";
+    case TypeKind::Count:
+      return integer() && x >= 0 ? "" : fmt(x) + " is not a count (Poisson '" + v->name + "' takes 0, 1, 2, ...)";
+    case TypeKind::Positive:
+      return x > 0 ? "" : fmt(x) + " is not positive (Gamma '" + v->name + "')";
+    case TypeKind::Unit:
+      return x > 0 && x < 1 ? "" : fmt(x) + " is not in (0, 1) (Beta '" + v->name + "')";
+    case TypeKind::Real: return "";
+    default: return "'" + v->name + "' cannot be observed from a CSV column";
+    }
+  }
+
+  const ir::Module &m_;
+  const ir::Evaluation &ev_;
+  const BindingOptions &opts_;
+  std::vector<std::string> &errors_;
+  std::map<size_t, std::vector<const Value *>> byFile_;
+  std::set<std::string> observedNames_;
+  BoundData out_;
+};
+
+} // namespace
+
+std::optional<BoundData> bindData(const ir::Module &m, const ir::Evaluation &params, const BindingOptions &opts,
+                                  std::vector<std::string> &errors) {
+  return Binder(m, params, opts, errors).run();
+}
+
+} // namespace ppc::rt

@@ -1,0 +1,67 @@
+//===- runtime/Binding.h - binding CSV data to a model's observed variables -===//
+//
+// The rules (docs/data.md):
+//   * an observed variable takes its values from the column named like it,
+//     or the one given by `--map VAR=COLUMN`;
+//   * the variables a file binds range over the same plates; each row is one
+//     element of them;
+//   * a plate's element comes from an index column (0-based ids) named like
+//     the plate (`theta` for the plate of `val theta = ?.map(...)`, or the
+//     plate's IR name, or a loop index that iterates it), or given by
+//     `--map PLATE=COLUMN`; without one, the innermost plate's elements are
+//     the rows in order (within their group, for a ragged plate);
+//   * a known-size innermost plate may instead be spread over columns
+//     (wide format): `--map VAR=p*` reads p0, p1, ..., p{n-1};
+//   * `--weight COLUMN` repeats rows (bag-of-words counts).
+// Data-sized (`?`) plates get their sizes from the data; every value is
+// checked against its variable's support; errors name file, line and column.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppc {
+namespace ir { class Module; class Value; struct Evaluation; }
+
+namespace rt {
+
+struct BindingOptions {
+  std::vector<std::string> files;           ///< --infer FILE (in order)
+  std::map<std::string, std::string> map;   ///< --map NAME=COLUMN
+  std::optional<std::string> weight;        ///< --weight COLUMN
+};
+
+/// A plate's sizes once data is bound. For a plate inside other plates (a
+/// ragged or nested plate), one size per element of its parents, flattened;
+/// `offsets` has one more entry (CSR).
+struct BoundPlate {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> offsets;
+  int64_t flattened() const { return offsets.empty() ? 0 : offsets.back(); }
+};
+
+/// An observed variable's values, in plate order (the flattened index of
+/// its innermost plate), with their weights.
+struct BoundVariable {
+  std::string file;
+  std::vector<double> values;
+  std::vector<double> weights; ///< empty: every weight is 1
+};
+
+struct BoundData {
+  std::map<const ir::Value *, BoundPlate> plates;     ///< data-sized plates (and known ones, for reference)
+  std::map<const ir::Value *, BoundVariable> variables;
+};
+
+/// Binds the files to the model's observed variables. Errors (a sentence
+/// each, naming file, line, column) go to `errors`; returns nullopt if any.
+std::optional<BoundData> bindData(const ir::Module &m, const ir::Evaluation &params, const BindingOptions &opts,
+                                  std::vector<std::string> &errors);
+
+} // namespace rt
+} // namespace ppc
