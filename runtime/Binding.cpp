@@ -140,6 +140,14 @@ public:
       }
       byFile_[files[0]].push_back(v);
     }
+    for (size_t f = 0; f < tables.size(); ++f)
+      if (!byFile_.count(f)) {
+        std::string cols;
+        for (size_t c = 0; c < tables[f].columns.size() && c < 10; ++c)
+          cols += (c ? ", " : "") + tables[f].columns[c];
+        errors_.push_back(tables[f].path + ": no column of this file binds an observed variable of the model (columns: " +
+                          cols + (tables[f].columns.size() > 10 ? ", ..." : "") + ")");
+      }
     if (!errors_.empty())
       return std::nullopt;
     for (auto &[f, vars] : byFile_)
