@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
   app.add_option("--emit", emit,
                  "print an intermediate level and stop: ast, ir (the Model IR), plates (the plate tree), "
                  "gated (after the gate transform), messages (VMP statements), deps, deps-dot "
-                 "(their dependencies), schedule")
+                 "(their dependencies), schedule, data (the data --infer binds)")
       ->check(CLI::IsMember({"ast", "ir", "plates", "gated", "messages", "deps", "deps-dot", "schedule", "data"}));
   rt::BindingOptions binding;
   std::vector<std::string> mapFlags;
