@@ -1,0 +1,50 @@
+//===- runtime/Output.h - writing posteriors and the run summary -----------===//
+//
+// `--out DIR` writes, atomically (a temporary directory in the same place,
+// fsync'ed, then renamed over DIR), one CSV per latent variable, one row per
+// plate element, with the columns of its family:
+//   Gaussian mean,variance   Gamma shape,rate   Beta alpha,beta
+//   Dirichlet alpha_0..alpha_{K-1}   Bernoulli p   Categorical p_0..p_{K-1}
+//   Poisson rate
+// and summary.json (ELBO trace, cumulative times, iterations, convergence,
+// compile and inference seconds, the options used). Numbers are written in
+// their shortest exact form. An existing DIR is replaced in one step.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/Catalogue.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ppc::rt {
+
+/// The posterior of one latent variable: `rows` elements, each with the
+/// standard parameters of its family (posteriorColumns gives their names).
+struct PosteriorTable {
+  std::string variable;
+  Family family = Family::Gaussian;
+  int64_t dimension = 1; ///< K for Dirichlet and Categorical
+  std::vector<double> values; ///< row-major, rows x columns
+};
+
+std::vector<std::string> posteriorColumns(Family f, int64_t dimension);
+
+struct RunSummary {
+  std::vector<double> elbo;  ///< one value per iteration
+  std::vector<double> time;  ///< cumulative seconds at the end of each iteration
+  int64_t iterations = 0;
+  bool converged = false;
+  double compileSeconds = 0, inferenceSeconds = 0;
+  std::map<std::string, std::string> options; ///< the options used, as given
+};
+
+/// Writes everything into `dir` atomically; on failure nothing is left
+/// behind (no partial directory) and `error` says why.
+bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,
+                  std::string &error);
+
+} // namespace ppc::rt
