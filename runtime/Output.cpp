@@ -1,7 +1,8 @@
 #include "runtime/Output.h"
 
+#include "ir/Printer.h"
+
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -15,16 +16,6 @@ namespace ppc::rt {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string number(double v) {
-  if (std::isnan(v))
-    return "nan";
-  if (std::isinf(v))
-    return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, res.ptr);
-}
 
 // Writes a whole file and fsyncs it.
 bool writeFile(const fs::path &path, const std::string &text, std::string &error) {
@@ -133,7 +124,7 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
       text += (c ? "," : "") + cols[c];
     text += '\n';
     for (size_t i = 0; i < p.values.size(); ++i) {
-      text += number(p.values[i]);
+      text += ir::formatDouble(p.values[i]);
       text += (i + 1) % cols.size() == 0 ? '\n' : ',';
     }
     if (!writeFile(tmp / (p.variable + ".csv"), text, error))

@@ -8,7 +8,7 @@
 //   Poisson rate
 // and summary.json (ELBO trace, cumulative times, iterations, convergence,
 // compile and inference seconds, the options used). Numbers are written in
-// their shortest exact form. An existing DIR is replaced in one step.
+// their shortest exact form (ir::formatDouble). An existing DIR is replaced in one step.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -64,7 +64,7 @@ TEST(Output, WritesPosteriorsAndSummaryExactly) {
   std::string error;
   fs::path out = t.path / "run";
   ASSERT_TRUE(rt::writeOutputs(out.string(), summary(), sample(), error)) << error;
-  EXPECT_EQ(slurp(out / "theta.csv"), "alpha_0,alpha_1,alpha_2\n0.1,2.5,0.3333333333333333\n4,5,6\n");
+  EXPECT_EQ(slurp(out / "theta.csv"), "alpha_0,alpha_1,alpha_2\n0.1,2.5,0.3333333333333333\n4.0,5.0,6.0\n");
   EXPECT_EQ(slurp(out / "mu.csv"), "mean,variance\n-1.25,0.01\n");
   EXPECT_EQ(std::stod("0.3333333333333333"), 1.0 / 3.0);
   auto j = nlohmann::json::parse(slurp(out / "summary.json"));
