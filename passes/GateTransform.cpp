@@ -200,11 +200,27 @@ private:
   }
 
   Value *casesFor(const Operand &cond, Region &out, SourceRange loc) {
+    // Out of loops the condition does not depend on (z[i] inside a loop over
+    // pixels d): one gate.cases per element of the condition. The loops
+    // around `out` are being rebuilt, so what is appended to an outer loop's
+    // region lands just before the loop.
+    std::set<const Value *> needed;
+    std::function<void(const Operand &)> collect = [&](const Operand &o) {
+      if (o.isValue() && o.value->isLoopIndex())
+        needed.insert(o.value);
+      for (const Operand &i : o.indices)
+        collect(i);
+    };
+    collect(cond);
+    Region *home = &out;
+    while (home->parent && home->parent->kind == OpKind::For && !needed.count(home->parent->index) &&
+           home->parent->parentRegion)
+      home = home->parent->parentRegion;
     // One gate.cases per condition element and container.
-    for (auto &op : out.ops)
+    for (auto &op : home->ops)
       if (op->kind == OpKind::GateCases && sameOperand(op->operands[0], cond))
         return op->result();
-    Op *cases = create(out, OpKind::GateCases, loc);
+    Op *cases = create(*home, OpKind::GateCases, loc);
     cases->operands.push_back(cond);
     return b_.addResult(cases, cond.value->name + ".cases", Type::withDim(TypeKind::Cases, caseCount(cond.value)));
   }
