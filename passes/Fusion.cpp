@@ -26,6 +26,7 @@
 
 #include "ir/IR.h"
 #include "passes/DependencyAnalysis.h"
+#include "passes/Scheduler.h"
 
 #include <algorithm>
 #include <map>
@@ -68,8 +69,10 @@ public:
     if (!g)
       return false;
     processRegion(*m.iterationSchedule, 0, /*cyclic=*/true);
-    // Moving messages changes which posteriors the last iteration leaves stale.
+    // Moving messages changes which posteriors the last iteration leaves stale,
+    // and what the first iteration reads before computing it: redo both.
     computeFinalSchedule(m, *g);
+    reinitialize(m, *g, ctx);
     if (m.initSchedule) {
       // Initialization runs once: its messages are kept for the iterations.
       ir::walk(*m.initSchedule, [](Op &op) {
@@ -83,6 +86,25 @@ public:
   }
 
 private:
+  void reinitialize(ir::Module &m, const DependencyGraph &g, PassContext &ctx) {
+    std::map<const ir::Value *, unsigned> index;
+    for (unsigned s = 0; s < g.values.size(); ++s)
+      index[g.values[s]] = s;
+    std::vector<unsigned> order;
+    ir::walk(*m.iterationSchedule, [&](Op &op) {
+      if (op.kind == OpKind::Update)
+        order.push_back(index.at(op.operands[0].value));
+    });
+    std::vector<bool> userInit(g.stmts.size(), false);
+    for (unsigned s = 0; s < g.stmts.size(); ++s)
+      for (const std::string &v : ctx.userInitializations)
+        userInit[s] = userInit[s] || g.values[s]->name == v + ".q";
+    Scheduler scheduler(g, std::move(userInit), ctx.diags);
+    scheduler.setIteration(std::move(order));
+    scheduler.initialization();
+    scheduler.emitInitialization(m);
+  }
+
   // A region of updates: rematerialize, mark streamed, fuse; recurse into local blocks.
   void processRegion(Region &r, unsigned level, bool cyclic) {
     for (auto &op : r.ops)

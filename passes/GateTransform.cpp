@@ -243,9 +243,13 @@ private:
       for (auto &r : op->regions)
         if (r->caseValue)
           listed.insert(*r->caseValue);
-      for (auto &r : op->regions) {
+      // Cloning adds regions to `op`: walk a snapshot of the original ones.
+      std::vector<Region *> regions;
+      for (auto &r : op->regions)
+        regions.push_back(r.get());
+      for (Region *r : regions) {
         if (r->caseValue) {
-          branches.push_back({{r->caseValue, nullptr}, r.get()});
+          branches.push_back({{r->caseValue, nullptr}, r});
           continue;
         }
         // case _: unrolled over a constant number of cases, else a loop over
@@ -256,7 +260,7 @@ private:
             if (!listed.count(k))
               rest.push_back(k);
           for (size_t i = 0; i < rest.size(); ++i) {
-            Region *copy = i + 1 == rest.size() ? r.get() : cloneRegion(*r, *op);
+            Region *copy = i + 1 == rest.size() ? r : cloneRegion(*r, *op);
             branches.push_back({{rest[i], nullptr}, copy});
           }
         } else {
@@ -272,7 +276,26 @@ private:
             ok_ = false;
             return;
           }
-          branches.push_back({{std::nullopt, plateRange(Operand::ofInt(m), n)}, r.get()});
+          // The loop's index runs over `m until n`, not over the plates the
+          // condition indexes: the body may not index by the condition.
+          bool indexesByCondition = false;
+          ir::walk(*r, [&](Op &inner) {
+            std::function<void(const Operand &)> look = [&](const Operand &o) {
+              for (const Operand &i : o.indices) {
+                indexesByCondition = indexesByCondition || sameOperand(i, cond);
+                look(i);
+              }
+            };
+            for (const Operand &o : inner.operands)
+              look(o);
+          });
+          if (indexesByCondition && m > 0) {
+            diags_.error(op->loc, "with a symbolic number of cases and cases listed before it, 'case _' cannot "
+                                  "index by the condition itself; list every case, or use only 'case _'");
+            ok_ = false;
+            return;
+          }
+          branches.push_back({{std::nullopt, plateRange(Operand::ofInt(m), n)}, r});
         }
       }
     }
@@ -326,6 +349,8 @@ private:
         which = Operand::ofValue(loop->index);
       }
       wrapOps(*branches[i].body, *target, cd, which, yields[i]);
+      if (switchLoops[i])
+        addCaseDimension(*switchLoops[i]);
     }
 
     // Results leave through gate.exit, in loops over their extra dims.
@@ -350,9 +375,12 @@ private:
 
   // A random variable defined outside the conditional and used inside it.
   template <typename Fn>
-  static void forEachOuterUse(const Operand &o, const std::set<const Value *> &local, Fn &&fn) {
+  void forEachOuterUse(const Operand &o, const std::set<const Value *> &local, Fn &&fn) const {
     if (!o.isValue())
       return;
+    for (const Operand &k : knownConditions_)
+      if (sameOperand(o, k))
+        return;
     const Value *v = o.value;
     bool random = v->type.isRandom() && v->def &&
                   !(v->def->observed) && !local.count(v);
@@ -437,6 +465,9 @@ private:
                         const Op &user) {
     if (!o.isValue() || sameOperand(o, cd.cond))
       return; // the condition itself is known inside a case
+    for (const Operand &k : knownConditions_)
+      if (sameOperand(o, k))
+        return; // so is the condition of an enclosing case (its gate clones it)
     const Value *v = o.value;
     bool outerRandom = v->type.isRandom() && v->def && !v->def->observed && !cd.local.count(v);
     // Indexed by the condition itself: the case selects one element.
@@ -624,6 +655,18 @@ private:
   // ---- switches ----
   void expandSwitch(std::unique_ptr<Op> op, Region &out) {
     Operand cond = *switchIndex(*op);
+    // One random index per factor: with a second one (mu(z), tau(u)) the
+    // clones of one gate would have to be placed inside the other's loops.
+    knownConditions_.push_back(cond);
+    const Operand *second = switchIndex(*op);
+    knownConditions_.pop_back();
+    if (second) {
+      diags_.error(op->loc, "a factor indexed by two random variables ('" + cond.value->name + "' and '" +
+                                second->value->name + "') is not supported yet; index by one of them, or write "
+                                "the factor inside a match on the other");
+      ok_ = false;
+      return;
+    }
     Dim n = caseCount(cond.value);
     Value *cases = casesFor(cond, out, op->loc);
     Value *plate = plateRange(Operand::ofInt(0), n);
@@ -662,12 +705,38 @@ private:
     Value *clone = b_.addResult(perCase.get(), result->name + "_cond_" + sanitize(cond.value->name), result->type);
     std::unique_ptr<Op> raw = std::move(perCase);
     whenBody->ops.push_back(std::move(raw));
-    // Further switches in the same factor become nested gates.
-    std::unique_ptr<Op> last = std::move(whenBody->ops.back());
-    whenBody->ops.pop_back();
-    rewriteOp(std::move(last), *whenBody);
 
     exitValue(result, cases, {Operand::ofValue(clone)}, out, op->loc);
+  }
+
+  /// The ops of a `case _` moved into a loop over the cases define one value
+  /// per case: give each value the loop's plate as a dimension and index its
+  /// uses with the loop's index.
+  void addCaseDimension(Op &loop) {
+    // The new dim sits where the loop over the cases is in the loop nest.
+    size_t p = ir::enclosingLoops(loop).size();
+    std::set<const Value *> added;
+    ir::walk(*loop.regions[0], [&](Op &op) {
+      for (Value *v : op.results) {
+        std::vector<Value *> dims = ir::enclosingPlates(op.parentRegion);
+        if (op.kind == OpKind::GateEnter || op.kind == OpKind::GateEnterPartial)
+          dims.push_back(v->dims.back());
+        if (dims.size() != v->dims.size() + 1)
+          continue;
+        added.insert(v);
+        v->dims = dims;
+      }
+    });
+    std::function<void(Operand &)> fix = [&](Operand &o) {
+      for (Operand &i : o.indices)
+        fix(i);
+      if (o.isValue() && added.count(o.value) && o.indices.size() >= p && o.indices.size() < o.value->dims.size())
+        o.indices.insert(o.indices.begin() + p, Operand::ofValue(loop.index));
+    };
+    ir::walk(*loop.regions[0], [&](Op &op) {
+      for (Operand &o : op.operands)
+        fix(o);
+    });
   }
 
   /// Deep copy of a region (for unrolling `case _`), with fresh values.

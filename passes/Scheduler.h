@@ -41,6 +41,9 @@ public:
 
   /// Writes the schedules into the module as `update` statements.
   void emit(ir::Module &m) const;
+  /// Writes only the initialization schedule (after a pass reordered the
+  /// iteration schedule, the initialization must follow).
+  void emitInitialization(ir::Module &m) const;
 
 private:
   static constexpr long kWorst = std::numeric_limits<long>::min();

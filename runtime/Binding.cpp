@@ -318,7 +318,8 @@ private:
         groupOf[r] = bp.offsets[groupOf[r]] + elem[r];
       groups = bp.flattened();
     }
-    // Every element of the innermost row plate at most once.
+    // Every element of the innermost row plate exactly once: a repeated id
+    // is two values for one element, a missing one an element without data.
     std::vector<int64_t> seen(groups, -1);
     for (size_t r : order) {
       if (seen[groupOf[r]] >= 0) {
@@ -329,6 +330,16 @@ private:
       }
       seen[groupOf[r]] = static_cast<int64_t>(r);
     }
+    for (int64_t e = 0; e < groups; ++e)
+      if (seen[e] < 0) {
+        const Value *inner = rowPlates.empty() ? nullptr : rowPlates.back();
+        const BoundPlate &bp = out_.plates[inner];
+        size_t g = std::upper_bound(bp.offsets.begin(), bp.offsets.end(), e) - bp.offsets.begin() - 1;
+        errors_.push_back(t.path + ": no row for element " + std::to_string(e - bp.offsets[g]) + (bp.sizes.size() > 1 ? " of group " + std::to_string(g) : std::string()) +
+                          " of plate %" + (inner ? inner->name : std::string("?")) +
+                          " (the ids of an index column must run 0, 1, ... without gaps)");
+        return;
+      }
     // Values, checked against each variable's support, in element order.
     const std::vector<double> *weights = opts_.weight ? t.column(*opts_.weight) : nullptr;
     Column weightCol;

@@ -129,19 +129,19 @@ int main(int argc, char **argv) {
     binding.weight = weightColumn;
   if (emit == "data" && binding.files.empty())
     return usageError("--emit=data needs --infer FILE");
-  // The default pipeline runs as far as the level asked for; an explicit
-  // --passes pipeline runs whole and --emit prints its result.
+  // The default pipeline runs as far as the level asked for, then verifies;
+  // an explicit --passes pipeline runs whole and --emit prints its result.
   if (!pipelineGiven) {
     if (emit == "gated")
-      pipeline = "gate";
+      pipeline = "gate,verify";
     else if (emit == "messages")
-      pipeline = "gate,match,messages";
+      pipeline = "gate,match,messages,verify";
     else if (emit == "deps")
-      pipeline = "gate,match,messages,print-deps";
+      pipeline = "gate,match,messages,verify,print-deps";
     else if (emit == "deps-dot")
-      pipeline = "gate,match,messages,print-deps-dot";
+      pipeline = "gate,match,messages,verify,print-deps-dot";
     else if (emit == "schedule")
-      pipeline = "gate,match,messages,schedule,dce,local-schedule,fuse";
+      pipeline = "gate,match,messages,schedule,dce,local-schedule,fuse,verify";
     else if (emit == "ir" || emit == "plates" || emit == "ast" || emit == "data")
       pipeline = "";
     else
