@@ -297,20 +297,9 @@ std::unique_ptr<Region> updates(const DependencyGraph &g, const std::vector<unsi
 void Scheduler::emitInitialization(ir::Module &m) const { m.initSchedule = updates(g_, init_); }
 
 void Scheduler::emit(ir::Module &m) const {
-  auto fill = [&](std::unique_ptr<Region> &r, const std::vector<unsigned> &list) {
-    r = std::make_unique<Region>();
-    for (unsigned v : list) {
-      auto op = std::make_unique<Op>();
-      op->kind = OpKind::Update;
-      op->loc = g_.stmts[v]->loc;
-      op->parentRegion = r.get();
-      op->operands.push_back(Operand::ofValue(const_cast<ir::Value *>(g_.values[v])));
-      r->ops.push_back(std::move(op));
-    }
-  };
-  fill(m.initSchedule, init_);
-  fill(m.iterationSchedule, iter_);
-  fill(m.finalSchedule, final_);
+  m.initSchedule = updates(g_, init_);
+  m.iterationSchedule = updates(g_, iter_);
+  m.finalSchedule = updates(g_, final_);
 }
 
 namespace {
