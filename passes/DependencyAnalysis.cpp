@@ -131,6 +131,22 @@ bool analyzeDependencies(const ir::Module &m, DependencyGraph &g, DiagnosticEngi
   return !cyclic;
 }
 
+std::unique_ptr<ir::Op> makeUpdate(const ir::Op &stmt, ir::Region *parent) {
+  auto u = std::make_unique<ir::Op>();
+  u->kind = ir::OpKind::Update;
+  u->loc = stmt.loc;
+  u->parentRegion = parent;
+  u->operands.push_back(ir::Operand::ofValue(stmt.result()));
+  return u;
+}
+
+std::unique_ptr<ir::Region> makeUpdates(const DependencyGraph &g, const std::vector<unsigned> &list) {
+  auto r = std::make_unique<ir::Region>();
+  for (unsigned v : list)
+    r->ops.push_back(makeUpdate(*g.stmts[v], r.get()));
+  return r;
+}
+
 void computeFinalSchedule(ir::Module &m, const DependencyGraph &g) {
   std::map<const ir::Value *, unsigned> index;
   for (unsigned s = 0; s < g.values.size(); ++s)
@@ -146,16 +162,11 @@ void computeFinalSchedule(ir::Module &m, const DependencyGraph &g) {
       if (g.edges[e].kind == DepKind::Trigger)
         valid[g.edges[e].to] = false;
   });
-  m.finalSchedule = std::make_unique<ir::Region>();
+  std::vector<unsigned> stale;
   for (unsigned s = 0; s < g.stmts.size(); ++s)
-    if (g.isMarginal(s) && !valid[s]) {
-      auto op = std::make_unique<ir::Op>();
-      op->kind = ir::OpKind::Update;
-      op->loc = g.stmts[s]->loc;
-      op->parentRegion = m.finalSchedule.get();
-      op->operands.push_back(ir::Operand::ofValue(const_cast<ir::Value *>(g.values[s])));
-      m.finalSchedule->ops.push_back(std::move(op));
-    }
+    if (g.isMarginal(s) && !valid[s])
+      stale.push_back(s);
+  m.finalSchedule = makeUpdates(g, stale);
 }
 
 void printDependencies(const DependencyGraph &g, llvm::raw_ostream &os) {

@@ -20,7 +20,7 @@ namespace llvm { class raw_ostream; }
 
 namespace ppc {
 class DiagnosticEngine;
-namespace ir { class Module; class Op; class Value; }
+namespace ir { class Module; class Op; class Region; class Value; }
 
 namespace passes {
 
@@ -53,6 +53,11 @@ struct DependencyAnalysis {
 /// Builds the graph of the module's `messages` region; reports prohibited
 /// cycles (naming the statements) and returns false if there are any.
 bool analyzeDependencies(const ir::Module &m, DependencyGraph &g, DiagnosticEngine &diags);
+
+/// `update %stmt` for the statement `stmt`, in region `parent`.
+std::unique_ptr<ir::Op> makeUpdate(const ir::Op &stmt, ir::Region *parent);
+/// A region of updates of the graph's statements `list`, in order.
+std::unique_ptr<ir::Region> makeUpdates(const DependencyGraph &g, const std::vector<unsigned> &list);
 
 /// Rebuilds the module's final schedule: the posteriors the iteration
 /// schedule leaves stale (updated before a message that triggers them).

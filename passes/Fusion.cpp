@@ -48,14 +48,6 @@ const Op *targetMarginal(const Op &msg) {
   return q->kind == OpKind::Marginal ? q : nullptr;
 }
 
-std::unique_ptr<Op> makeUpdate(const Op &stmt, Region *parent) {
-  auto u = std::make_unique<Op>();
-  u->kind = OpKind::Update;
-  u->loc = stmt.loc;
-  u->parentRegion = parent;
-  u->operands.push_back(ir::Operand::ofValue(stmt.result()));
-  return u;
-}
 
 class FusionPass : public Pass {
 public:

@@ -279,27 +279,13 @@ void Scheduler::warnClobberedInitializations() {
 
 
 
-namespace {
-std::unique_ptr<Region> updates(const DependencyGraph &g, const std::vector<unsigned> &list) {
-  auto r = std::make_unique<Region>();
-  for (unsigned v : list) {
-    auto op = std::make_unique<Op>();
-    op->kind = OpKind::Update;
-    op->loc = g.stmts[v]->loc;
-    op->parentRegion = r.get();
-    op->operands.push_back(Operand::ofValue(const_cast<ir::Value *>(g.values[v])));
-    r->ops.push_back(std::move(op));
-  }
-  return r;
-}
-} // namespace
 
-void Scheduler::emitInitialization(ir::Module &m) const { m.initSchedule = updates(g_, init_); }
+void Scheduler::emitInitialization(ir::Module &m) const { m.initSchedule = makeUpdates(g_, init_); }
 
 void Scheduler::emit(ir::Module &m) const {
-  m.initSchedule = updates(g_, init_);
-  m.iterationSchedule = updates(g_, iter_);
-  m.finalSchedule = updates(g_, final_);
+  m.initSchedule = makeUpdates(g_, init_);
+  m.iterationSchedule = makeUpdates(g_, iter_);
+  m.finalSchedule = makeUpdates(g_, final_);
 }
 
 namespace {

@@ -98,7 +98,8 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
     error = "cannot write '" + dir + "': it exists and is not a directory";
     return false;
   }
-  std::string pattern = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  // mkdtemp replaces the template's six trailing X's with a unique suffix.
+  std::string pattern = (parent / ("." + target.filename().string() + ".tmp-" + std::string(6, 'X'))).string();
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (!::mkdtemp(buf.data())) {
