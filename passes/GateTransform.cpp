@@ -236,8 +236,10 @@ private:
     Dim n = caseCount(cond.value);
     std::vector<Branch> branches;
     if (op->kind == OpKind::If) {
-      branches.push_back({{0, nullptr}, op->regions[0].get()});
-      branches.push_back({{1, nullptr}, op->regions[1].get()});
+      // Case k is the condition's value k, as when a Bool indexes an array:
+      // `then` is case 1 (true), `else` case 0.
+      branches.push_back({{1, nullptr}, op->regions[0].get()});
+      branches.push_back({{0, nullptr}, op->regions[1].get()});
     } else {
       std::set<int64_t> listed;
       for (auto &r : op->regions)
