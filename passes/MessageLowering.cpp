@@ -242,24 +242,24 @@ private:
       Region *r = mirrorLoops(loops, map, "");
       Op *msg = b_.createIn(r, OpKind::Msg, f.loc);
       msg->kernel = kernel;
-      // Constants the kernel needs, then the arguments it reads.
-      for (size_t i = 1; i < args.size(); ++i)
-        if (!args[i].var && i != a && (spec.params[i - 1].constant != ConstantDomain::None)) {
-          msg->operands.push_back(substitute(args[i].operand, map));
-          msg->deps.push_back(DepKind::Plain);
-        }
-      for (const OperatorInput &in : mo.reads) {
-        if (in.arg >= args.size())
+      // Every argument but the target, in argument order (the code generator
+      // maps them to the kernel's parameters by position): constants and data
+      // as they are, latent arguments as their posteriors, with the
+      // catalogue's dependency kind where the kernel reads them.
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (i == a)
           continue;
-        if (in.arg == 0 && !args[0].var) {
-          msg->operands.push_back(substitute(args[0].operand, map)); // observed sample: data
-          msg->deps.push_back(DepKind::Plain);
-          continue;
-        }
-        if (!args[in.arg].var)
-          continue; // a constant, already passed
-        msg->operands.push_back(substitute(args[in.arg].operand, map));
-        msg->deps.push_back(in.kind);
+        DepKind kind = DepKind::Plain;
+        bool read = false;
+        for (const OperatorInput &in : mo.reads)
+          if (in.arg == i) {
+            kind = in.kind;
+            read = true;
+          }
+        if (args[i].var && !read)
+          continue; // a latent argument the kernel does not read
+        msg->operands.push_back(substitute(args[i].operand, map));
+        msg->deps.push_back(args[i].var ? kind : DepKind::Plain);
       }
       msg->target = substitute(args[a].operand, map);
       addGates(*msg, whens, args[a].gates, map);
@@ -355,20 +355,17 @@ private:
     {
       IndexMap map;
       Region *r = mirrorLoops(loops, map, "");
+      // Every argument in order; the posteriors it reads must exist (Required).
       std::vector<std::pair<Operand, DepKind>> inputs;
-      for (size_t i = 1; i < args.size(); ++i)
-        if (!args[i].var)
-          inputs.emplace_back(args[i].operand, DepKind::Plain);
-      for (const OperatorInput &in : ops.elboReads)
-        if (in.arg < args.size() && (args[in.arg].var || in.arg == 0))
-          inputs.emplace_back(args[in.arg].operand, DepKind::Plain);
+      for (size_t i = 0; i < args.size(); ++i)
+        inputs.emplace_back(args[i].operand, args[i].var ? DepKind::Required : DepKind::Plain);
       std::string kernel(f.observed && !ops.observedElboKernel.empty() ? ops.observedElboKernel : ops.elboKernel);
       emit(kernel, inputs, f.result()->name, map, r);
     }
     if (!f.observed && args[0].var) {
       IndexMap map;
       Region *r = mirrorLoops(loops, map, "");
-      emit(std::string(entropyKernel(f.family)), {{args[0].operand, DepKind::Plain}}, "H." + f.result()->name, map,
+      emit(std::string(entropyKernel(f.family)), {{args[0].operand, DepKind::Required}}, "H." + f.result()->name, map,
            r);
     }
   }
