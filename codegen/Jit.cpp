@@ -129,13 +129,13 @@ void *JitSession::lookupSymbol(const std::string &sessionName) {
 }
 
 CompiledModule JitSession::add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
-                               std::string &error) {
+                               std::string &error, std::string *printed) {
   CompiledModule out;
   std::string prefix = ".ppc" + std::to_string(++counter_);
   for (llvm::Function &f : *m)
     if (!f.isDeclaration())
       f.setName(f.getName() + prefix);
-  optimize(*m);
+  optimize(*m, printed);
   auto tracker = jit_->getMainJITDylib().createResourceTracker();
   if (auto err = jit_->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)))) {
     error = llvm::toString(std::move(err));

@@ -62,7 +62,9 @@ public:
 
   /// Optimizes and compiles `m`. Function names are suffixed internally so
   /// that modules never clash; lookups take the names as written.
-  CompiledModule add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx, std::string &error);
+  /// `printed`, if non-null, receives the optimized IR (--emit=llvm).
+  CompiledModule add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx, std::string &error,
+                     std::string *printed = nullptr);
 
   /// The address of a symbol by its session name, or null if the session has
   /// no such symbol (any more).

@@ -87,11 +87,7 @@ private:
       if (op.kind == OpKind::Update)
         order.push_back(index.at(op.operands[0].value));
     });
-    std::vector<bool> userInit(g.stmts.size(), false);
-    for (unsigned s = 0; s < g.stmts.size(); ++s)
-      for (const std::string &v : ctx.userInitializations)
-        userInit[s] = userInit[s] || g.values[s]->name == v + ".q";
-    Scheduler scheduler(g, std::move(userInit), ctx.diags);
+    Scheduler scheduler(g, initializedStatements(g, ctx), ctx.diags);
     scheduler.setIteration(std::move(order));
     scheduler.initialization();
     scheduler.emitInitialization(m);

@@ -71,6 +71,10 @@ struct PassContext {
   /// variables per element, and whether locals restart each iteration.
   int64_t localIterations = 1;
   bool localRestart = false;
+  /// Gate conditions start from random posteriors (symmetry breaking of
+  /// mixtures); the scheduler uses those initializations before recomputing
+  /// them. ppc always runs with it; ppc-opt with --random-init.
+  bool randomInitConditions = false;
 };
 
 class Pass {

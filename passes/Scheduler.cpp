@@ -260,7 +260,7 @@ void Scheduler::finalization() {
 
 void Scheduler::warnClobberedInitializations() {
   for (unsigned s = 0; s < g_.stmts.size(); ++s) {
-    if (!userInitialized_[s])
+    if (!userInitialized_[s] || (s < automatic_.size() && automatic_[s]))
       continue;
     for (unsigned v : iter_) {
       bool reads = false;
@@ -288,6 +288,28 @@ void Scheduler::emit(ir::Module &m) const {
   m.finalSchedule = makeUpdates(g_, final_);
 }
 
+std::vector<bool> initializedStatements(const DependencyGraph &g, const PassContext &ctx,
+                                        std::vector<bool> *automatic) {
+  std::vector<bool> init(g.stmts.size(), false);
+  if (automatic)
+    automatic->assign(g.stmts.size(), false);
+  std::set<const ir::Value *> conditions;
+  if (ctx.randomInitConditions)
+    for (const ir::Op *s : g.stmts)
+      if (s->kind == ir::OpKind::Msg && s->evidence && s->target)
+        conditions.insert(s->target->value);
+  for (unsigned s = 0; s < g.stmts.size(); ++s) {
+    init[s] = conditions.count(g.values[s]) != 0;
+    bool user = false;
+    for (const std::string &v : ctx.userInitializations)
+      user = user || g.values[s]->name == v + ".q";
+    if (automatic)
+      (*automatic)[s] = init[s] && !user;
+    init[s] = init[s] || user;
+  }
+  return init;
+}
+
 namespace {
 class SchedulePass : public Pass {
 public:
@@ -297,11 +319,9 @@ public:
     DependencyGraph *g = ctx.analyses.get<DependencyAnalysis>(m, ctx.diags);
     if (!g)
       return false;
-    std::vector<bool> userInit(g->stmts.size(), false);
-    for (unsigned s = 0; s < g->stmts.size(); ++s)
-      for (const std::string &v : ctx.userInitializations)
-        userInit[s] = userInit[s] || g->values[s]->name == v + ".q";
-    Scheduler scheduler(*g, std::move(userInit), ctx.diags);
+    std::vector<bool> automatic;
+    Scheduler scheduler(*g, initializedStatements(*g, ctx, &automatic), ctx.diags);
+    scheduler.setAutomaticInitializations(std::move(automatic));
     if (!scheduler.run() || ctx.diags.hasErrors())
       return false;
     scheduler.emit(m);

@@ -18,6 +18,16 @@ namespace ir { class Module; }
 
 namespace passes {
 
+struct PassContext;
+
+/// The statements holding an initialization the schedule must use before
+/// recomputing: the user's (--init VAR) and, with
+/// PassContext::randomInitConditions, the posteriors of gate conditions (the
+/// targets of evidence messages), which start random to break symmetry.
+/// `automatic` (if non-null) marks the random ones: no warning when unused.
+std::vector<bool> initializedStatements(const DependencyGraph &g, const PassContext &ctx,
+                                        std::vector<bool> *automatic = nullptr);
+
 class Scheduler {
 public:
   /// `userInitialized[s]`: statement s holds a user's initialization (--init).
@@ -30,6 +40,8 @@ public:
   bool iteration();
   /// Replaces the iteration schedule (to study initialization alone).
   void setIteration(std::vector<unsigned> order) { iter_ = std::move(order); }
+  /// Initializations ppc made itself (random): never warned about.
+  void setAutomaticInitializations(std::vector<bool> a) { automatic_ = std::move(a); }
   /// The initialization schedule for the current iteration schedule.
   void initialization();
   void finalization();
@@ -52,7 +64,7 @@ private:
   void scheduleIteration(unsigned v);
 
   const DependencyGraph &g_;
-  std::vector<bool> userInitialized_;
+  std::vector<bool> userInitialized_, automatic_;
   DiagnosticEngine &diags_;
   std::vector<std::vector<unsigned>> triggers_, freshSources_;
   std::vector<bool> valid_, fresh_, initUsed_;

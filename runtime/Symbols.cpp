@@ -10,9 +10,61 @@
 #include "runtime/Operators.h"
 #include "runtime/Special.h"
 
+#include <array>
+#include <type_traits>
+#include <utility>
+
 namespace ppc::rt {
 namespace {
-#define PPC_SYMBOL(name) {#name, reinterpret_cast<void *>(&name)}
+
+// Signatures and interpreter thunks, derived from each kernel's C type.
+template <typename T> constexpr char typeLetter() {
+  if constexpr (std::is_void_v<T>)
+    return 'v';
+  else if constexpr (std::is_same_v<T, int>)
+    return 'i';
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return 'l';
+  else if constexpr (std::is_same_v<T, double>)
+    return 'd';
+  else {
+    static_assert(std::is_pointer_v<T>, "kernel parameters are int64_t, double or pointers");
+    return 'p';
+  }
+}
+
+template <typename T> T unpack(const KernelValue &v) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return v.i;
+  else if constexpr (std::is_same_v<T, double>)
+    return v.d;
+  else
+    return static_cast<T>(v.p);
+}
+
+template <typename F> struct KernelTraits;
+template <typename R, typename... A> struct KernelTraits<R (*)(A...)> {
+  static constexpr std::array<char, sizeof...(A) + 2> signature{typeLetter<R>(), typeLetter<A>()..., '\0'};
+  template <auto Fn, size_t... I> static double call(const KernelValue *args, std::index_sequence<I...>) {
+    if constexpr (std::is_void_v<R>) {
+      Fn(unpack<A>(args[I])...);
+      return 0;
+    } else {
+      return static_cast<double>(Fn(unpack<A>(args[I])...));
+    }
+  }
+  template <auto Fn> static double invoke(const KernelValue *args) {
+    return call<Fn>(args, std::index_sequence_for<A...>{});
+  }
+};
+
+template <auto Fn> struct Kernel {
+  using Traits = KernelTraits<decltype(Fn)>;
+  static constexpr std::string_view signature{Traits::signature.data(), Traits::signature.size() - 1};
+};
+
+#define PPC_SYMBOL(name)                                                                                         \
+  {#name, reinterpret_cast<void *>(&name), Kernel<&name>::signature, &Kernel<&name>::Traits::invoke<&name>}
 const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_axpy),
     PPC_SYMBOL(ppc_dot),
@@ -119,9 +171,14 @@ const RuntimeSymbol kSymbols[] = {
 std::span<const RuntimeSymbol> runtimeSymbols() { return kSymbols; }
 
 void *findRuntimeSymbol(std::string_view name) {
+  const RuntimeSymbol *s = findRuntimeKernel(name);
+  return s ? s->address : nullptr;
+}
+
+const RuntimeSymbol *findRuntimeKernel(std::string_view name) {
   for (const RuntimeSymbol &s : kSymbols)
     if (s.name == name)
-      return s.address;
+      return &s;
   return nullptr;
 }
 

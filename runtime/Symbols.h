@@ -1,19 +1,37 @@
 //===- runtime/Symbols.h - the runtime's kernels by name -------------------===//
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 
 namespace ppc::rt {
 
+/// One kernel argument or result, as the reference interpreter passes it.
+union KernelValue {
+  int64_t i;
+  double d;
+  void *p;
+};
+
 struct RuntimeSymbol {
   std::string_view name;
   void *address;
+  /// The C signature: the result then the parameters, one letter each:
+  /// v void, i int (result only), l int64_t, d double, p pointer.
+  /// "dlpp" is double f(int64_t, T*, T*).
+  std::string_view signature;
+  /// Calls the kernel with arguments unpacked from `args` (one per
+  /// parameter, as the signature says); returns the result as a double
+  /// (0 for void). The interpreter's way to call any kernel.
+  double (*invoke)(const KernelValue *args);
 };
 
 /// Every extern "C" kernel of runtime/Operators.h and runtime/Special.h.
 std::span<const RuntimeSymbol> runtimeSymbols();
 /// The kernel's address, or null.
 void *findRuntimeSymbol(std::string_view name);
+/// The kernel's entry, or null.
+const RuntimeSymbol *findRuntimeKernel(std::string_view name);
 
 } // namespace ppc::rt

@@ -1,8 +1,12 @@
 //===- tools/ppc.cpp - the ppc compiler driver -----------------------------===//
 //
-//   ppc MODEL.ppl [--emit=ast|ir|plates] [-p NAME=VALUE]... [pass options]
+//   ppc MODEL.ppl [-p NAME=VALUE]... --infer DATA.csv [run options] [--out DIR]
+//   ppc MODEL.ppl --emit=ast|ir|plates|gated|messages|deps|schedule|data|plan|llvm
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/Executor.h"
+#include "codegen/Jit.h"
+#include "codegen/Plan.h"
 #include "frontend/AST.h"
 #include "ir/Diagnostics.h"
 #include "ir/Evaluate.h"
@@ -14,7 +18,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <unistd.h>
 #include <llvm/Config/llvm-config.h>
+#include <llvm/Support/Format.h>
 #include <llvm/Support/raw_ostream.h>
 
 using namespace ppc;
@@ -51,11 +61,180 @@ void printBoundData(const ir::Module &m, const rt::BoundData &d, llvm::raw_ostre
   (void)m;
 }
 
+struct RunFlags {
+  codegen::RunOptions run;
+  std::string engine = "jit", out, vocab;
+  bool quiet = false;
+  int64_t threads = 1;
+};
+
+// Progress: one live line on a terminal, plain lines otherwise.
+class Progress {
+public:
+  explicit Progress(bool quiet) : quiet_(quiet), tty_(::isatty(2) != 0) {}
+  void report(const codegen::IterationReport &r) {
+    if (quiet_)
+      return;
+    char line[160];
+    std::snprintf(line, sizeof line, "iteration %4lld  ELBO %.10g  change %.3e  %.3f s", (long long)r.iteration, r.elbo,
+                  r.change, r.seconds);
+    if (tty_)
+      std::fprintf(stderr, "\r%s\033[K", line);
+    else
+      std::fprintf(stderr, "%s\n", line);
+    std::fflush(stderr);
+    live_ = tty_;
+  }
+  void done() {
+    if (live_)
+      std::fprintf(stderr, "\n");
+    live_ = false;
+  }
+
+private:
+  bool quiet_, tty_, live_ = false;
+};
+
+std::vector<std::string> readVocabulary(const std::string &path, std::string &error) {
+  std::ifstream in(path);
+  std::vector<std::string> words;
+  if (!in) {
+    error = "cannot read the vocabulary file '" + path + "'";
+    return words;
+  }
+  for (std::string w; std::getline(in, w);) {
+    if (!w.empty() && w.back() == '\r')
+      w.pop_back();
+    words.push_back(w);
+  }
+  return words;
+}
+
+// A short human summary of each posterior on stdout.
+void printSummary(const std::vector<rt::PosteriorTable> &tables, const std::vector<std::string> &vocab,
+                  llvm::raw_ostream &os) {
+  for (const rt::PosteriorTable &t : tables) {
+    std::vector<std::string> cols = rt::posteriorColumns(t.family, t.dimension);
+    size_t rows = cols.empty() ? 0 : t.values.size() / cols.size();
+    os << t.variable << ": " << familySpec(t.family).spelling;
+    if (t.family == Family::Dirichlet || t.family == Family::Categorical)
+      os << "<" << t.dimension << ">";
+    os << " posterior, " << rows << (rows == 1 ? " element" : " elements") << "\n";
+    bool topWords = t.family == Family::Dirichlet && !vocab.empty() && int64_t(vocab.size()) == t.dimension;
+    size_t shown = std::min<size_t>(rows, topWords ? rows : 5);
+    for (size_t r = 0; r < shown; ++r) {
+      const double *v = t.values.data() + r * cols.size();
+      os << "  [" << r << "]";
+      if (topWords) {
+        std::vector<size_t> order(cols.size());
+        std::iota(order.begin(), order.end(), 0);
+        size_t top = std::min<size_t>(10, order.size());
+        std::partial_sort(order.begin(), order.begin() + long(top), order.end(),
+                          [&](size_t a, size_t b) { return v[a] > v[b]; });
+        for (size_t i = 0; i < top; ++i)
+          os << " " << vocab[order[i]];
+        os << "\n";
+        continue;
+      }
+      if (t.family == Family::Dirichlet || t.family == Family::Beta) {
+        // The posterior mean.
+        double sum = 0;
+        for (size_t c = 0; c < cols.size(); ++c)
+          sum += v[c];
+        os << " mean";
+        for (size_t c = 0; c < std::min<size_t>(cols.size(), 8); ++c)
+          os << " " << llvm::format("%.4g", v[c] / sum);
+        if (cols.size() > 8)
+          os << " ...";
+        os << "\n";
+        continue;
+      }
+      for (size_t c = 0; c < std::min<size_t>(cols.size(), 8); ++c)
+        os << " " << cols[c] << "=" << llvm::format("%.6g", v[c]);
+      if (cols.size() > 8)
+        os << " ...";
+      os << "\n";
+    }
+    if (shown < rows)
+      os << "  ... (" << rows - shown << " more)\n";
+  }
+}
+
 int usageError(const std::string &msg) {
   llvm::errs() << "ppc: error: " << msg << "\nRun 'ppc --help' for usage.\n";
   return 2;
 }
 } // namespace
+
+int infer(const ir::Module &module, const ir::Evaluation &evaluation, const rt::BoundData &data,
+          DiagnosticEngine &diags, const std::string &emit, const RunFlags &flags,
+          std::map<std::string, std::string> options, std::chrono::steady_clock::time_point started) {
+  std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(module, evaluation, data, true, diags);
+  if (!plan)
+    return 1;
+  if (emit == "plan") {
+    llvm::outs() << codegen::printPlan(*plan);
+    return 0;
+  }
+  std::vector<std::string> vocab;
+  if (!flags.vocab.empty()) {
+    std::string error;
+    vocab = readVocabulary(flags.vocab, error);
+    if (!error.empty()) {
+      llvm::errs() << "ppc: error: " << error << "\n";
+      return 1;
+    }
+  }
+  std::string error;
+  std::unique_ptr<codegen::JitSession> session;
+  std::unique_ptr<codegen::Engine> engine;
+  std::string optimized;
+  if (flags.engine == "jit" || emit == "llvm") {
+    session = codegen::JitSession::create(error);
+    if (session)
+      engine = codegen::createJitEngine(*plan, *session, emit == "llvm" ? &optimized : nullptr, error);
+    if (!engine) {
+      llvm::errs() << "ppc: error: " << error << "\n";
+      return 1;
+    }
+    if (emit == "llvm") {
+      llvm::outs() << optimized;
+      return 0;
+    }
+  } else {
+    engine = codegen::createInterpreter(*plan);
+  }
+  rt::RunSummary summary;
+  summary.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  options["engine"] = flags.engine;
+  options["iters"] = std::to_string(flags.run.maxIterations);
+  options["tol"] = ir::formatDouble(flags.run.tolerance);
+  options["seed"] = std::to_string(flags.run.seed);
+  summary.options = std::move(options);
+  codegen::Inference inference(*plan);
+  inference.initialize(*engine, flags.run.seed);
+  Progress progress(flags.quiet);
+  bool ok = inference.run(*engine, flags.run, summary, [&](const codegen::IterationReport &r) { progress.report(r); },
+                          error);
+  progress.done();
+  if (!ok) {
+    llvm::errs() << "ppc: error: " << error << "\n";
+    return 1;
+  }
+  std::vector<rt::PosteriorTable> tables = inference.posteriors();
+  if (!flags.quiet)
+    llvm::errs() << (summary.converged ? "converged" : "stopped") << " after " << summary.iterations
+                 << (summary.iterations == 1 ? " iteration" : " iterations") << ": ELBO "
+                 << llvm::format("%.10g", summary.elbo.empty() ? 0.0 : summary.elbo.back()) << " ("
+                 << llvm::format("%.3f", summary.inferenceSeconds) << " s inference, "
+                 << llvm::format("%.3f", summary.compileSeconds) << " s to compile)\n";
+  printSummary(tables, vocab, llvm::outs());
+  if (!flags.out.empty() && !rt::writeOutputs(flags.out, summary, tables, error)) {
+    llvm::errs() << "ppc: error: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
 
 int main(int argc, char **argv) {
   CLI::App app{"ppc: a compiler for probabilistic models (variational message passing)", "ppc"};
@@ -69,8 +248,10 @@ int main(int argc, char **argv) {
   app.add_option("--emit", emit,
                  "print an intermediate level and stop: ast, ir (the Model IR), plates (the plate tree), "
                  "gated (after the gate transform), messages (VMP statements), deps, deps-dot "
-                 "(their dependencies), schedule, data (the data --infer binds)")
-      ->check(CLI::IsMember({"ast", "ir", "plates", "gated", "messages", "deps", "deps-dot", "schedule", "data"}));
+                 "(their dependencies), schedule, data (the data --infer binds), plan (the schedule's loop "
+                 "nests over the bound data), llvm (the optimized LLVM IR the JIT runs)")
+      ->check(CLI::IsMember(
+          {"ast", "ir", "plates", "gated", "messages", "deps", "deps-dot", "schedule", "data", "plan", "llvm"}));
   rt::BindingOptions binding;
   std::vector<std::string> mapFlags;
   std::string weightColumn;
@@ -97,6 +278,18 @@ int main(int argc, char **argv) {
       ->allow_extra_args(false);
   app.add_flag("--verify-each", pmOptions.verifyEach, "verify the IR after every pass");
   app.add_flag("--time-passes", pmOptions.timePasses, "print the time each pass took");
+  RunFlags run;
+  app.add_option("--iters", run.run.maxIterations, "maximum number of iterations (default 100)")
+      ->check(CLI::Range(int64_t(1), int64_t(100000000)));
+  app.add_option("--tol", run.run.tolerance, "stop when the relative ELBO change is below this (default 1e-6)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", run.run.seed, "seed of the random initialization (default 0)");
+  app.add_option("--threads", run.threads, "worker threads (default 1)")->check(CLI::Range(int64_t(1), int64_t(1024)));
+  app.add_option("--engine", run.engine, "jit (LLVM ORC, default) or interp (the reference interpreter)")
+      ->check(CLI::IsMember({"jit", "interp"}));
+  app.add_option("--out", run.out, "write posteriors (one CSV per latent variable) and summary.json to this directory");
+  app.add_option("--vocab", run.vocab, "a vocabulary file (one word per line): print the top words of each topic");
+  app.add_flag("-q,--quiet", run.quiet, "no progress lines");
   app.add_flag("--version", version, "print the version and exit");
   try {
     app.parse(argc, argv);
@@ -127,8 +320,15 @@ int main(int argc, char **argv) {
   }
   if (!weightColumn.empty())
     binding.weight = weightColumn;
-  if (emit == "data" && binding.files.empty())
-    return usageError("--emit=data needs --infer FILE");
+  if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
+    return usageError("--emit=" + emit + " needs --infer FILE");
+  if (run.threads > 1)
+    return usageError("--threads " + std::to_string(run.threads) +
+                      ": this build runs inference on one thread; parallel loops are not implemented yet");
+  std::map<std::string, std::string> optionsUsed;
+  for (int i = 1; i < argc; ++i)
+    optionsUsed["argv[" + std::to_string(i) + "]"] = argv[i];
+  auto started = std::chrono::steady_clock::now();
   // The default pipeline runs as far as the level asked for, then verifies;
   // an explicit --passes pipeline runs whole and --emit prints its result.
   if (!pipelineGiven) {
@@ -142,7 +342,7 @@ int main(int argc, char **argv) {
       pipeline = "gate,match,messages,verify,print-deps-dot";
     else if (emit == "schedule")
       pipeline = "gate,match,messages,schedule,dce,local-schedule,fuse,verify";
-    else if (emit == "ir" || emit == "plates" || emit == "ast" || emit == "data")
+    else if (emit == "ir" || emit == "plates" || emit == "ast")
       pipeline = "";
     else
       pipeline = std::string(passes::defaultPipeline());
@@ -174,9 +374,10 @@ int main(int argc, char **argv) {
         ir::evaluate(*module, params, /*requireAll=*/!binding.files.empty(), diags);
     if (!evaluation)
       return 1;
+    std::optional<rt::BoundData> data;
     if (!binding.files.empty()) {
       std::vector<std::string> errors;
-      std::optional<rt::BoundData> data = rt::bindData(*module, *evaluation, binding, errors);
+      data = rt::bindData(*module, *evaluation, binding, errors);
       for (const std::string &e : errors)
         llvm::errs() << "ppc: error: " << e << "\n";
       if (!data)
@@ -185,13 +386,9 @@ int main(int argc, char **argv) {
         printBoundData(*module, *data, llvm::outs());
         return 0;
       }
-      if (emit.empty()) {
-        llvm::errs() << "ppc: error: the data binds, but inference needs the code generator, which ppc does not "
-                        "have yet; --emit=data shows the bound data\n";
-        return 1;
-      }
     }
     passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
+    ctx.randomInitConditions = true;
     ctx.localIterations = localIters;
     ctx.localRestart = localRestart;
     for (const std::string &f : initFlags) {
@@ -206,6 +403,8 @@ int main(int argc, char **argv) {
     }
     if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
       return 1;
+    if (data && (emit.empty() || emit == "plan" || emit == "llvm"))
+      return infer(*module, *evaluation, *data, diags, emit, run, optionsUsed, started);
     if (emit == "ir" || emit == "gated" || emit == "messages" || emit == "schedule" || emit.empty())
       ir::print(*module, llvm::outs());
     else if (emit == "plates")

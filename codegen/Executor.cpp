@@ -1,0 +1,251 @@
+//===- codegen/Executor.cpp - state, the reference interpreter, iterations -===//
+#include "codegen/Executor.h"
+
+#include "ir/IR.h"
+#include "runtime/Symbols.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace ppc::codegen {
+
+// ---- the reference interpreter ---------------------------------------------
+
+namespace {
+
+class Interpreter final : public Engine {
+public:
+  explicit Interpreter(const Plan &p) : p_(p), vars_(size_t(p.loopVars) + 1, 0) {}
+
+  double runBlock(Plan::BlockId block, void *const *buffers) override {
+    buffers_ = buffers;
+    double elbo = 0;
+    run(p_.blocks[block], elbo);
+    return elbo;
+  }
+  std::string_view name() const override { return "interp"; }
+
+private:
+  int64_t evalInt(ExprId id) const {
+    const Expr &e = p_.exprs[size_t(id)];
+    switch (e.kind) {
+    case Expr::Kind::IntConst: return e.value;
+    case Expr::Kind::LoopVar: return vars_[size_t(e.var)];
+    case Expr::Kind::AddInt: return evalInt(e.a) + evalInt(e.b);
+    case Expr::Kind::MulInt: return evalInt(e.a) * evalInt(e.b);
+    case Expr::Kind::LoadInt: return static_cast<const int64_t *>(buffers_[e.buffer])[evalInt(e.a)];
+    default: return 0;
+    }
+  }
+  double evalDouble(ExprId id) const {
+    if (id == kNoExpr)
+      return 1.0;
+    const Expr &e = p_.exprs[size_t(id)];
+    switch (e.kind) {
+    case Expr::Kind::DoubleConst: return e.number;
+    case Expr::Kind::LoadDouble: return static_cast<const double *>(buffers_[e.buffer])[evalInt(e.a)];
+    case Expr::Kind::IntToDouble: return double(evalInt(e.a));
+    case Expr::Kind::AddDouble: return evalDouble(e.a) + evalDouble(e.b);
+    case Expr::Kind::MulDouble: return evalDouble(e.a) * evalDouble(e.b);
+    case Expr::Kind::SubDouble: return evalDouble(e.a) - evalDouble(e.b);
+    default: return double(evalInt(id));
+    }
+  }
+
+  void run(const std::vector<Stmt> &body, double &elbo) {
+    for (const Stmt &s : body) {
+      switch (s.kind) {
+      case Stmt::Kind::Loop: {
+        int64_t n = evalInt(s.bound);
+        for (int64_t i = 0; i < n; ++i) {
+          vars_[size_t(s.var)] = i;
+          run(s.body, elbo);
+        }
+        break;
+      }
+      case Stmt::Kind::Zero:
+        std::memset(static_cast<double *>(buffers_[s.buffer]) + evalInt(s.index), 0, size_t(s.count) * sizeof(double));
+        break;
+      case Stmt::Kind::Call: {
+        rt::KernelValue args[16];
+        double temps[16];
+        for (size_t i = 0; i < s.args.size(); ++i) {
+          const Arg &a = s.args[i];
+          switch (a.kind) {
+          case Arg::Kind::Int: args[i].i = evalInt(a.expr); break;
+          case Arg::Kind::Double: args[i].d = evalDouble(a.expr); break;
+          case Arg::Kind::Null: args[i].p = nullptr; break;
+          case Arg::Kind::Pointer: {
+            int64_t idx = evalInt(a.expr);
+            args[i].p = p_.buffers[size_t(a.buffer)].isInt
+                            ? static_cast<void *>(static_cast<int64_t *>(buffers_[a.buffer]) + idx)
+                            : static_cast<void *>(static_cast<double *>(buffers_[a.buffer]) + idx);
+            break;
+          }
+          case Arg::Kind::TempPointer:
+            temps[i] = evalDouble(a.expr);
+            args[i].p = &temps[i];
+            break;
+          }
+        }
+        double r = s.kernel->invoke(args);
+        if (s.result == Stmt::Result::Elbo)
+          elbo += evalDouble(s.scale) * r;
+        else if (s.result == Stmt::Result::Slot)
+          static_cast<double *>(buffers_[s.buffer])[evalInt(s.index)] += evalDouble(s.scale) * r;
+        break;
+      }
+      }
+    }
+  }
+
+  const Plan &p_;
+  std::vector<int64_t> vars_;
+  void *const *buffers_ = nullptr;
+};
+
+} // namespace
+
+std::unique_ptr<Engine> createInterpreter(const Plan &plan) { return std::make_unique<Interpreter>(plan); }
+
+// ---- the state and the iterations -------------------------------------------
+
+Inference::Inference(const Plan &plan) : plan_(plan) {
+  doubles_.resize(plan.buffers.size());
+  ints_.resize(plan.buffers.size());
+  bases_.resize(plan.buffers.size());
+}
+
+void Inference::initialize(Engine &engine, uint64_t seed) {
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const Buffer &buf = plan_.buffers[b];
+    if (buf.isInt) {
+      ints_[b] = buf.ints.empty() ? std::vector<int64_t>(size_t(buf.size), 0) : buf.ints;
+      bases_[b] = ints_[b].data();
+    } else {
+      doubles_[b] = buf.doubles.empty() ? std::vector<double>(size_t(buf.size), 0.0) : buf.doubles;
+      bases_[b] = doubles_[b].data();
+    }
+  }
+  // Symmetry breaking: the gate conditions start from random posteriors
+  // (probabilities uniform on the simplex), the same for the same seed.
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> exp1(1.0);
+  for (const Posterior &post : plan_.posteriors) {
+    if (!post.randomInit)
+      continue;
+    std::vector<double> &eta = doubles_[size_t(post.eta)], &stats = doubles_[size_t(post.stats)];
+    for (int64_t e = 0; e < post.elements; ++e) {
+      double *row = eta.data() + e * post.width, *q = stats.data() + e * post.width;
+      if (post.family == Family::Bernoulli) {
+        double a = exp1(rng), b = exp1(rng);
+        q[0] = a / (a + b);
+        row[0] = std::log(a) - std::log(b);
+        continue;
+      }
+      double sum = 0;
+      for (int64_t k = 0; k < post.width; ++k)
+        sum += (q[k] = exp1(rng));
+      for (int64_t k = 0; k < post.width; ++k) {
+        q[k] /= sum;
+        row[k] = std::log(q[k]);
+      }
+    }
+  }
+  engine.runBlock(Plan::Init, bases_.data());
+}
+
+double Inference::iterate(Engine &engine) {
+  engine.runBlock(Plan::Iteration, bases_.data());
+  return elbo(engine);
+}
+
+void Inference::finish(Engine &engine) { engine.runBlock(Plan::Final, bases_.data()); }
+
+double Inference::elbo(Engine &engine) { return engine.runBlock(Plan::Elbo, bases_.data()); }
+
+bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summary,
+                    const std::function<void(const IterationReport &)> &progress, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  double previous = 0;
+  for (int64_t it = 1; it <= opts.maxIterations; ++it) {
+    double value = iterate(engine);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    IterationReport r;
+    r.iteration = it;
+    r.elbo = value;
+    r.seconds = seconds;
+    r.change = it == 1 ? 0 : (value - previous) / std::max(std::abs(value), 1e-300);
+    summary.elbo.push_back(value);
+    summary.time.push_back(seconds);
+    summary.iterations = it;
+    if (progress)
+      progress(r);
+    if (!std::isfinite(value)) {
+      error = "the ELBO is not finite at iteration " + std::to_string(it) +
+              " (a posterior became improper: check priors and data)";
+      return false;
+    }
+    if (it > 1 && r.change < -opts.decreaseTolerance) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "the ELBO decreased at iteration %lld: %.17g -> %.17g (relative %.3g); variational message "
+                    "passing never decreases it, so this is a bug in ppc",
+                    static_cast<long long>(it), previous, value, r.change);
+      error = buf;
+      return false;
+    }
+    if (it > 1 && std::abs(r.change) < opts.tolerance) {
+      summary.converged = true;
+      previous = value;
+      break;
+    }
+    previous = value;
+  }
+  finish(engine);
+  summary.inferenceSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
+}
+
+std::vector<rt::PosteriorTable> Inference::posteriors() const {
+  std::vector<rt::PosteriorTable> out;
+  for (const Posterior &post : plan_.posteriors) {
+    rt::PosteriorTable t;
+    t.variable = post.variable->name;
+    t.family = post.family;
+    t.dimension = post.dimension;
+    const std::vector<double> &eta = doubles_[size_t(post.eta)], &stats = doubles_[size_t(post.stats)];
+    for (int64_t e = 0; e < post.elements; ++e) {
+      const double *n = eta.data() + e * post.width, *s = stats.data() + e * post.width;
+      switch (post.family) {
+      case Family::Dirichlet:
+      case Family::Beta:
+        for (int64_t k = 0; k < post.width; ++k)
+          t.values.push_back(n[k] + 1);
+        break;
+      case Family::Categorical:
+      case Family::Bernoulli:
+        for (int64_t k = 0; k < post.width; ++k)
+          t.values.push_back(s[k]);
+        break;
+      case Family::Gamma:
+        t.values.push_back(n[1] + 1);
+        t.values.push_back(-n[0]);
+        break;
+      case Family::Gaussian: {
+        double tau = -2 * n[1];
+        t.values.push_back(n[0] / tau);
+        t.values.push_back(1 / tau);
+        break;
+      }
+      case Family::Poisson: t.values.push_back(std::exp(n[0])); break;
+      default: break;
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+} // namespace ppc::codegen

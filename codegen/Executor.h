@@ -1,0 +1,95 @@
+//===- codegen/Executor.h - running a plan: state, engines, iterations -----===//
+//
+// An Inference owns the variational state of one model bound to data (the
+// plan's buffers) and runs its blocks through an Engine: the JIT-compiled
+// code (LLVM ORC) or the reference interpreter. The state outlives engines,
+// so a REPL can continue inference after recompiling, and the buffers are
+// plain arrays a distributed run can all-reduce.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/Plan.h"
+#include "runtime/Output.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ppc::codegen {
+
+class JitSession;
+
+/// Runs the blocks of a plan over the state's buffers; returns the block's
+/// ELBO sum (0 for blocks without ELBO terms).
+class Engine {
+public:
+  virtual ~Engine() = default;
+  virtual double runBlock(Plan::BlockId block, void *const *buffers) = 0;
+  virtual std::string_view name() const = 0;
+};
+
+/// The reference interpreter: walks the plan, calls every kernel through
+/// the runtime's symbol table.
+std::unique_ptr<Engine> createInterpreter(const Plan &plan);
+
+/// Generates LLVM IR for the plan, optimizes it (O3, host CPU) and
+/// JIT-compiles it in `session`. `optimizedIR`, if non-null, receives the
+/// optimized module's text (--emit=llvm). Returns null and sets `error` on
+/// failure. The code is released when the engine is destroyed.
+std::unique_ptr<Engine> createJitEngine(const Plan &plan, JitSession &session, std::string *optimizedIR,
+                                        std::string &error);
+
+/// The LLVM IR of a plan, unoptimized (tests, --emit=llvm before -O3).
+std::string planToLLVMText(const Plan &plan);
+
+struct RunOptions {
+  int64_t maxIterations = 100;
+  double tolerance = 1e-6; ///< on the relative ELBO change
+  uint64_t seed = 0;
+  /// Relative decrease of the ELBO tolerated as rounding.
+  double decreaseTolerance = 1e-9;
+};
+
+struct IterationReport {
+  int64_t iteration = 0; ///< 1-based
+  double elbo = 0, change = 0, seconds = 0;
+};
+
+class Inference {
+public:
+  explicit Inference(const Plan &plan);
+
+  /// Fills the state: zeros, constants and data, random initial posteriors
+  /// of gate conditions (from `seed`), then runs the init block.
+  void initialize(Engine &engine, uint64_t seed);
+  /// One iteration; returns the ELBO after it.
+  double iterate(Engine &engine);
+  /// Runs `final` (refreshes posteriors left stale).
+  void finish(Engine &engine);
+  double elbo(Engine &engine);
+
+  /// Iterates until the relative ELBO change is below the tolerance or the
+  /// maximum is reached. `progress` is called after each iteration. Returns
+  /// false with `error` set when the ELBO decreases or is not finite.
+  bool run(Engine &engine, const RunOptions &opts, rt::RunSummary &summary,
+           const std::function<void(const IterationReport &)> &progress, std::string &error);
+
+  /// The posteriors in their families' standard parameters.
+  std::vector<rt::PosteriorTable> posteriors() const;
+  /// A posterior's expected statistics (E log p of a Dirichlet, q of a Categorical, ...).
+  const std::vector<double> &buffer(int32_t b) const { return doubles_[size_t(b)]; }
+  const Plan &plan() const { return plan_; }
+  void *const *buffers() const { return bases_.data(); }
+
+private:
+  const Plan &plan_;
+  std::vector<std::vector<double>> doubles_;
+  std::vector<std::vector<int64_t>> ints_;
+  std::vector<void *> bases_;
+};
+
+} // namespace ppc::codegen

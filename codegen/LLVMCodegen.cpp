@@ -1,0 +1,233 @@
+//===- codegen/LLVMCodegen.cpp - plan -> LLVM IR -> ORC JIT ----------------===//
+//
+// Each block of the plan becomes one function
+//
+//   double ppc_block_<name>(ptr %buffers)
+//
+// whose loops are LLVM loops over i64 induction variables, whose kernel calls
+// are direct calls to the runtime (resolved by the JIT session's symbol
+// table, declared with the kernel's C signature) and which returns the sum
+// of its ELBO terms. Buffer base pointers are loaded once at entry; LLVM's
+// O3 pipeline then hoists the index arithmetic and inlines nothing it cannot
+// see (the kernels are precompiled).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Executor.h"
+#include "codegen/Jit.h"
+#include "runtime/Symbols.h"
+
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace ppc::codegen {
+namespace {
+
+class Emitter {
+public:
+  Emitter(const Plan &p, llvm::LLVMContext &ctx, llvm::Module &m) : p_(p), ctx_(ctx), m_(m), b_(ctx) {}
+
+  llvm::Function *emitBlock(Plan::BlockId block) {
+    auto *fnType = llvm::FunctionType::get(b_.getDoubleTy(), {b_.getPtrTy()}, false);
+    auto *fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage,
+                                      std::string("ppc_block_") + Plan::kBlockNames[block], m_);
+    fn->getArg(0)->setName("buffers");
+    fn->addParamAttr(0, llvm::Attribute::NoAlias);
+    fn_ = fn;
+    auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn);
+    b_.SetInsertPoint(entry);
+    elbo_ = b_.CreateAlloca(b_.getDoubleTy(), nullptr, "elbo");
+    b_.CreateStore(llvm::ConstantFP::get(b_.getDoubleTy(), 0.0), elbo_);
+    bases_.assign(p_.buffers.size(), nullptr);
+    vars_.assign(size_t(p_.loopVars) + 1, nullptr);
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      llvm::Value *slot = b_.CreateConstGEP1_64(b_.getPtrTy(), fn->getArg(0), i);
+      bases_[i] = b_.CreateLoad(b_.getPtrTy(), slot, p_.buffers[i].name);
+    }
+    emit(p_.blocks[block]);
+    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    return fn;
+  }
+
+private:
+  llvm::Value *intExpr(ExprId id) {
+    const Expr &e = p_.exprs[size_t(id)];
+    switch (e.kind) {
+    case Expr::Kind::IntConst: return b_.getInt64(uint64_t(e.value));
+    case Expr::Kind::LoopVar: return vars_[size_t(e.var)];
+    case Expr::Kind::AddInt: return b_.CreateAdd(intExpr(e.a), intExpr(e.b), "", /*NUW=*/false, /*NSW=*/true);
+    case Expr::Kind::MulInt: return b_.CreateMul(intExpr(e.a), intExpr(e.b), "", false, true);
+    case Expr::Kind::LoadInt:
+      return b_.CreateLoad(b_.getInt64Ty(), b_.CreateInBoundsGEP(b_.getInt64Ty(), bases_[size_t(e.buffer)], intExpr(e.a)));
+    default: return b_.getInt64(0);
+    }
+  }
+  llvm::Value *doubleExpr(ExprId id) {
+    if (id == kNoExpr)
+      return llvm::ConstantFP::get(b_.getDoubleTy(), 1.0);
+    const Expr &e = p_.exprs[size_t(id)];
+    switch (e.kind) {
+    case Expr::Kind::DoubleConst: return llvm::ConstantFP::get(b_.getDoubleTy(), e.number);
+    case Expr::Kind::LoadDouble:
+      return b_.CreateLoad(b_.getDoubleTy(), b_.CreateInBoundsGEP(b_.getDoubleTy(), bases_[size_t(e.buffer)], intExpr(e.a)));
+    case Expr::Kind::IntToDouble: return b_.CreateSIToFP(intExpr(e.a), b_.getDoubleTy());
+    case Expr::Kind::AddDouble: return b_.CreateFAdd(doubleExpr(e.a), doubleExpr(e.b));
+    case Expr::Kind::MulDouble: return b_.CreateFMul(doubleExpr(e.a), doubleExpr(e.b));
+    case Expr::Kind::SubDouble: return b_.CreateFSub(doubleExpr(e.a), doubleExpr(e.b));
+    default: return b_.CreateSIToFP(intExpr(id), b_.getDoubleTy());
+    }
+  }
+
+  llvm::Type *typeOf(char c) {
+    switch (c) {
+    case 'v': return b_.getVoidTy();
+    case 'i': return b_.getInt32Ty();
+    case 'l': return b_.getInt64Ty();
+    case 'd': return b_.getDoubleTy();
+    default: return b_.getPtrTy();
+    }
+  }
+
+  llvm::FunctionCallee kernel(const rt::RuntimeSymbol &sym) {
+    std::vector<llvm::Type *> params;
+    for (char c : sym.signature.substr(1))
+      params.push_back(typeOf(c));
+    auto *type = llvm::FunctionType::get(typeOf(sym.signature[0]), params, false);
+    return m_.getOrInsertFunction(llvm::StringRef(sym.name.data(), sym.name.size()), type);
+  }
+
+  llvm::Value *element(int32_t buffer, ExprId index) {
+    llvm::Type *t = p_.buffers[size_t(buffer)].isInt ? b_.getInt64Ty() : b_.getDoubleTy();
+    return b_.CreateInBoundsGEP(t, bases_[size_t(buffer)], intExpr(index));
+  }
+
+  void emit(const std::vector<Stmt> &body) {
+    for (const Stmt &s : body) {
+      switch (s.kind) {
+      case Stmt::Kind::Loop: emitLoop(s); break;
+      case Stmt::Kind::Zero:
+        b_.CreateMemSet(element(s.buffer, s.index), b_.getInt8(0), uint64_t(s.count) * sizeof(double),
+                        llvm::MaybeAlign(8));
+        break;
+      case Stmt::Kind::Call: emitCall(s); break;
+      }
+    }
+  }
+
+  void emitLoop(const Stmt &s) {
+    llvm::Value *bound = intExpr(s.bound);
+    llvm::BasicBlock *pre = b_.GetInsertBlock();
+    auto *header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+    auto *bodyBlock = llvm::BasicBlock::Create(ctx_, "body", fn_);
+    auto *exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, "i" + std::to_string(s.var));
+    i->addIncoming(b_.getInt64(0), pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, bound), bodyBlock, exit);
+    b_.SetInsertPoint(bodyBlock);
+    llvm::Value *saved = vars_[size_t(s.var)];
+    vars_[size_t(s.var)] = i;
+    emit(s.body);
+    vars_[size_t(s.var)] = saved;
+    llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1), "", true, true);
+    i->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+  }
+
+  void emitCall(const Stmt &s) {
+    std::vector<llvm::Value *> args;
+    for (const Arg &a : s.args) {
+      switch (a.kind) {
+      case Arg::Kind::Int: args.push_back(intExpr(a.expr)); break;
+      case Arg::Kind::Double: args.push_back(doubleExpr(a.expr)); break;
+      case Arg::Kind::Null: args.push_back(llvm::ConstantPointerNull::get(b_.getPtrTy())); break;
+      case Arg::Kind::Pointer: args.push_back(element(a.buffer, a.expr)); break;
+      case Arg::Kind::TempPointer: {
+        llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        llvm::AllocaInst *tmp = entry.CreateAlloca(b_.getDoubleTy());
+        b_.CreateStore(doubleExpr(a.expr), tmp);
+        args.push_back(tmp);
+        break;
+      }
+      }
+    }
+    llvm::CallInst *call = b_.CreateCall(kernel(*s.kernel), args);
+    if (s.result == Stmt::Result::Discard)
+      return;
+    llvm::Value *r = call;
+    if (!r->getType()->isDoubleTy())
+      r = b_.CreateSIToFP(r, b_.getDoubleTy());
+    if (s.scale != kNoExpr)
+      r = b_.CreateFMul(doubleExpr(s.scale), r);
+    llvm::Value *slot = s.result == Stmt::Result::Elbo ? static_cast<llvm::Value *>(elbo_) : element(s.buffer, s.index);
+    b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(b_.getDoubleTy(), slot), r), slot);
+  }
+
+  const Plan &p_;
+  llvm::LLVMContext &ctx_;
+  llvm::Module &m_;
+  llvm::IRBuilder<> b_;
+  llvm::Function *fn_ = nullptr;
+  llvm::AllocaInst *elbo_ = nullptr;
+  std::vector<llvm::Value *> bases_, vars_;
+};
+
+std::unique_ptr<llvm::Module> buildModule(const Plan &plan, llvm::LLVMContext &ctx) {
+  auto m = std::make_unique<llvm::Module>("ppc_plan", ctx);
+  Emitter e(plan, ctx, *m);
+  for (int b = 0; b < Plan::NumBlocks; ++b)
+    e.emitBlock(Plan::BlockId(b));
+  return m;
+}
+
+class JitEngine final : public Engine {
+public:
+  double runBlock(Plan::BlockId block, void *const *buffers) override { return fns_[block](buffers); }
+  std::string_view name() const override { return "jit"; }
+
+  CompiledModule code;
+  double (*fns_[Plan::NumBlocks])(void *const *) = {};
+};
+
+} // namespace
+
+std::string planToLLVMText(const Plan &plan) {
+  llvm::LLVMContext ctx;
+  auto m = buildModule(plan, ctx);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m->print(os, nullptr);
+  return text;
+}
+
+std::unique_ptr<Engine> createJitEngine(const Plan &plan, JitSession &session, std::string *optimizedIR,
+                                        std::string &error) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto m = buildModule(plan, *ctx);
+  std::string verify;
+  llvm::raw_string_ostream vs(verify);
+  if (llvm::verifyModule(*m, &vs)) {
+    error = "internal: generated LLVM IR does not verify: " + verify;
+    return nullptr;
+  }
+  auto engine = std::make_unique<JitEngine>();
+  engine->code = session.add(std::move(m), std::move(ctx), error, optimizedIR);
+  if (!engine->code.live())
+    return nullptr;
+  for (int b = 0; b < Plan::NumBlocks; ++b) {
+    void *addr = engine->code.lookup(std::string("ppc_block_") + Plan::kBlockNames[b]);
+    if (!addr) {
+      error = std::string("internal: the JIT has no function for block ") + Plan::kBlockNames[b];
+      return nullptr;
+    }
+    engine->fns_[b] = reinterpret_cast<double (*)(void *const *)>(addr);
+  }
+  return engine;
+}
+
+} // namespace ppc::codegen

@@ -1,0 +1,1481 @@
+//===- codegen/Plan.cpp - schedule + data -> executable plan ---------------===//
+//
+// See Plan.h. The builder walks the schedule (update / fuse / local), finds
+// each statement in the `messages` region and emits its loop nest with the
+// loops that an enclosing fuse or local binds removed; the ELBO block walks
+// the gated model (every factor's expected log density and every latent
+// variable's entropy, weighted by the probabilities of the cases it is in).
+//
+// Kernel calls are marshalled from a per-kernel argument pattern (the call
+// signature column of the catalogue): the pattern names, for each kernel
+// parameter, which factor argument supplies it and in what form.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Plan.h"
+
+#include "ir/Diagnostics.h"
+#include "ir/Evaluate.h"
+#include "ir/IR.h"
+#include "ir/Printer.h"
+#include "runtime/Binding.h"
+#include "runtime/Symbols.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace ppc::codegen {
+
+// ---- expressions ----------------------------------------------------------
+
+namespace {
+ExprId push(Plan &p, Expr e) {
+  p.exprs.push_back(e);
+  return static_cast<ExprId>(p.exprs.size() - 1);
+}
+} // namespace
+
+ExprId Plan::intConst(int64_t v) {
+  Expr e;
+  e.kind = Expr::Kind::IntConst;
+  e.value = v;
+  return push(*this, e);
+}
+ExprId Plan::doubleConst(double v) {
+  Expr e;
+  e.kind = Expr::Kind::DoubleConst;
+  e.number = v;
+  return push(*this, e);
+}
+ExprId Plan::loopVar(int32_t var) {
+  Expr e;
+  e.kind = Expr::Kind::LoopVar;
+  e.var = var;
+  return push(*this, e);
+}
+std::optional<int64_t> Plan::constantOf(ExprId e) const {
+  if (e != kNoExpr && exprs[e].kind == Expr::Kind::IntConst)
+    return exprs[e].value;
+  return std::nullopt;
+}
+std::optional<double> Plan::doubleConstantOf(ExprId e) const {
+  if (e == kNoExpr)
+    return 1.0;
+  if (exprs[e].kind == Expr::Kind::DoubleConst)
+    return exprs[e].number;
+  return std::nullopt;
+}
+ExprId Plan::add(ExprId a, ExprId b) {
+  auto ca = constantOf(a), cb = constantOf(b);
+  if (ca && cb)
+    return intConst(*ca + *cb);
+  if (ca && *ca == 0)
+    return b;
+  if (cb && *cb == 0)
+    return a;
+  Expr e;
+  e.kind = Expr::Kind::AddInt;
+  e.a = a;
+  e.b = b;
+  return push(*this, e);
+}
+ExprId Plan::mul(ExprId a, ExprId b) {
+  auto ca = constantOf(a), cb = constantOf(b);
+  if (ca && cb)
+    return intConst(*ca * *cb);
+  if ((ca && *ca == 0) || (cb && *cb == 0))
+    return intConst(0);
+  if (ca && *ca == 1)
+    return b;
+  if (cb && *cb == 1)
+    return a;
+  Expr e;
+  e.kind = Expr::Kind::MulInt;
+  e.a = a;
+  e.b = b;
+  return push(*this, e);
+}
+ExprId Plan::addDouble(ExprId a, ExprId b) {
+  auto ca = doubleConstantOf(a), cb = doubleConstantOf(b);
+  if (ca && cb)
+    return doubleConst(*ca + *cb);
+  if (ca && *ca == 0)
+    return b;
+  if (cb && *cb == 0)
+    return a;
+  Expr e;
+  e.kind = Expr::Kind::AddDouble;
+  e.a = a;
+  e.b = b;
+  return push(*this, e);
+}
+ExprId Plan::mulDouble(ExprId a, ExprId b) {
+  auto ca = doubleConstantOf(a), cb = doubleConstantOf(b);
+  if (ca && cb)
+    return doubleConst(*ca * *cb);
+  if (ca && *ca == 1)
+    return b;
+  if (cb && *cb == 1)
+    return a;
+  Expr e;
+  e.kind = Expr::Kind::MulDouble;
+  e.a = a;
+  e.b = b;
+  return push(*this, e);
+}
+ExprId Plan::subDouble(ExprId a, ExprId b) {
+  auto ca = doubleConstantOf(a), cb = doubleConstantOf(b);
+  if (ca && cb)
+    return doubleConst(*ca - *cb);
+  Expr e;
+  e.kind = Expr::Kind::SubDouble;
+  e.a = a;
+  e.b = b;
+  return push(*this, e);
+}
+ExprId Plan::loadInt(int32_t buffer, ExprId index) {
+  if (auto c = constantOf(index); c && !buffers[buffer].ints.empty() && *c >= 0 &&
+                                  *c < int64_t(buffers[buffer].ints.size()))
+    return intConst(buffers[buffer].ints[*c]);
+  Expr e;
+  e.kind = Expr::Kind::LoadInt;
+  e.buffer = buffer;
+  e.a = index;
+  return push(*this, e);
+}
+ExprId Plan::loadDouble(int32_t buffer, ExprId index) {
+  Expr e;
+  e.kind = Expr::Kind::LoadDouble;
+  e.buffer = buffer;
+  e.a = index;
+  return push(*this, e);
+}
+ExprId Plan::intToDouble(ExprId a) {
+  if (auto c = constantOf(a))
+    return doubleConst(double(*c));
+  Expr e;
+  e.kind = Expr::Kind::IntToDouble;
+  e.a = a;
+  return push(*this, e);
+}
+
+// ---- the builder ----------------------------------------------------------
+
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::Operand;
+using ir::Region;
+using ir::Value;
+
+/// Argument patterns: one token per kernel parameter.
+///   D<i>  int64: the dimension of argument i (K of a Dirichlet/Categorical)
+///   1     int64 1 (one element of an _n kernel)
+///   S<i>  pointer: expected statistics of argument i (a constant's point mass)
+///   N<i>  pointer: natural parameters of argument i
+///   V<i>  double: argument i's value (constant, data) or first statistic (E x)
+///   X<i>  pointer: argument i's data (double); I<i>: the same as int64
+///   A<i>  pointer: D0 copies of constant argument i (a Dirichlet's alpha)
+///   0     null pointer (no parent index array: the parent row is the one given)
+///   W     pointer: the observation's weight (times the gate weight for messages), null if 1
+///   w     double: the gate weight
+///   d     pointer: the destination (the message's accumulator row)
+struct Pattern {
+  std::string_view kernel, tokens;
+};
+constexpr Pattern kPatterns[] = {
+    // messages
+    {"ppc_dirichlet_probs_avglog", "D0 A1 w d"},
+    {"ppc_beta_p_avglog", "V1 V2 w d"},
+    {"ppc_categorical_sample_avglog", "D0 S1 w d"},
+    {"ppc_categorical_probs_avglog", "D1 S0 w d"},
+    {"ppc_categorical_probs_avglog_obs_n", "1 D1 I0 0 W d"},
+    {"ppc_bernoulli_sample_avglog", "S1 w d"},
+    {"ppc_bernoulli_p_avglog", "V0 w d"},
+    {"ppc_bernoulli_p_avglog_obs_n", "1 X0 0 W d"},
+    {"ppc_gamma_sample_avglog", "V1 S2 w d"},
+    {"ppc_gamma_rate_avglog", "V1 S0 w d"},
+    {"ppc_gamma_rate_avglog_obs_n", "1 V1 X0 0 W d"},
+    {"ppc_poisson_sample_avglog", "S1 w d"},
+    {"ppc_poisson_rate_avglog", "V0 w d"},
+    {"ppc_poisson_rate_avglog_obs_n", "1 X0 0 W d"},
+    {"ppc_gaussian_sample_avglog", "S1 S2 w d"},
+    {"ppc_gaussian_mean_avglog", "S0 S2 w d"},
+    {"ppc_gaussian_mean_avglog_obs_n", "1 X0 0 W S2 d"},
+    {"ppc_gaussian_precision_avglog", "S0 S1 w d"},
+    {"ppc_gaussian_precision_avglog_obs_n", "1 X0 0 W S1 d"},
+    // expected log densities (ELBO terms)
+    {"ppc_dirichlet_avglogfactor", "D0 A1 S0"},
+    {"ppc_beta_avglogfactor", "V1 V2 S0"},
+    {"ppc_categorical_avglogfactor", "D0 S0 S1"},
+    {"ppc_categorical_avglogfactor_obs_n", "1 D1 I0 0 W S1"},
+    {"ppc_bernoulli_avglogfactor", "V0 S1"},
+    {"ppc_bernoulli_avglogfactor_obs_n", "1 X0 0 W S1"},
+    {"ppc_gamma_avglogfactor", "V1 S0 S2"},
+    {"ppc_gamma_avglogfactor_obs_n", "1 V1 X0 0 W S2"},
+    {"ppc_poisson_avglogfactor_obs_n", "1 X0 0 W S1"},
+    {"ppc_gaussian_avglogfactor", "S0 S1 S2"},
+    {"ppc_gaussian_avglogfactor_obs_n", "1 X0 0 W S1 S2"},
+    // entropies
+    {"ppc_dirichlet_entropy_n", "1 D0 N0"},
+    {"ppc_categorical_entropy_n", "1 D0 S0"},
+    {"ppc_bernoulli_entropy_n", "1 S0"},
+    {"ppc_gamma_entropy_n", "1 N0"},
+    {"ppc_gaussian_entropy_n", "1 N0"},
+    {"ppc_poisson_entropy_n", "1 N0"},
+};
+
+const Pattern *findPattern(std::string_view kernel) {
+  for (const Pattern &p : kPatterns)
+    if (p.kernel == kernel)
+      return &p;
+  return nullptr;
+}
+
+/// What a kernel computes, from the catalogue: a message to argument
+/// `target` of a family's factor, its expected log density, or an entropy.
+struct KernelRole {
+  Family family = Family::Gaussian;
+  enum Kind { Message, Elbo, Entropy } kind = Message;
+  int target = 0;
+};
+std::optional<KernelRole> roleOf(std::string_view kernel) {
+  for (const FamilySpec &fs : allFamilies()) {
+    const FactorOperators &ops = factorOperators(fs.family);
+    for (size_t a = 0; a < ops.toArgument.size(); ++a)
+      if (ops.toArgument[a].kernel == kernel || ops.toArgument[a].observedKernel == kernel)
+        return KernelRole{fs.family, KernelRole::Message, int(a)};
+    if (ops.elboKernel == kernel || ops.observedElboKernel == kernel)
+      return KernelRole{fs.family, KernelRole::Elbo, 0};
+  }
+  for (const FamilySpec &fs : allFamilies())
+    if (entropyKernel(fs.family) == kernel)
+      return KernelRole{fs.family, KernelRole::Entropy, 0};
+  return std::nullopt;
+}
+
+/// Doubles per element of a posterior of family `f` with dimension `k`.
+int64_t widthOf(Family f, int64_t k) {
+  switch (f) {
+  case Family::Dirichlet:
+  case Family::Categorical: return k;
+  case Family::Beta:
+  case Family::Gamma:
+  case Family::Gaussian: return 2;
+  case Family::Bernoulli:
+  case Family::Poisson: return 1;
+  default: return 0;
+  }
+}
+
+/// An argument of a factor as the generated code reads it.
+struct Source {
+  enum Kind { Constant, Latent, Data } kind = Constant;
+  double value = 0;             ///< Constant
+  int posterior = -1;           ///< Latent
+  const Value *data = nullptr;  ///< Data: the bound variable
+  ExprId element = kNoExpr;     ///< Latent, Data: flat element index
+  int64_t dimension = 1;        ///< Categorical dimension (Latent, Data)
+};
+
+/// Loop index -> its index expression.
+using Env = std::map<const Value *, ExprId>;
+
+class PlanBuilder {
+public:
+  PlanBuilder(const ir::Module &m, const ir::Evaluation &ev, const rt::BoundData &data, bool randomInit,
+              DiagnosticEngine &diags, Plan &plan)
+      : m_(m), ev_(ev), data_(data), randomInit_(randomInit), diags_(diags), p_(plan) {}
+
+  bool run() {
+    if (!m_.messages || !m_.iterationSchedule) {
+      diags_.error("the module has no schedule: run the scheduling passes first");
+      return false;
+    }
+    collectGated(m_.body);
+    collectPosteriors();
+    if (!ok_)
+      return false;
+    for (size_t i = 0; i < p_.posteriors.size(); ++i)
+      if (p_.posteriors[i].randomInit)
+        computed_.insert(int(i));
+    const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
+    for (int b = 0; b < 3 && ok_; ++b)
+      if (schedules[b]) {
+        Context ctx;
+        emitSchedule(*schedules[b], p_.blocks[b], ctx);
+      }
+    if (ok_) {
+      Env env;
+      std::vector<ExprId> weights;
+      emitElbo(m_.body, p_.blocks[Plan::Elbo], env, weights);
+    }
+    return ok_;
+  }
+
+private:
+  // ---- errors ----
+  void fail(SourceRange where, const std::string &msg) {
+    if (ok_ || !diags_.hasErrors())
+      diags_.error(where, msg);
+    ok_ = false;
+  }
+
+  // ---- buffers ----
+  int32_t addBuffer(std::string name, bool isInt, int64_t size) {
+    Buffer b;
+    b.name = std::move(name);
+    b.isInt = isInt;
+    b.size = size;
+    p_.buffers.push_back(std::move(b));
+    return static_cast<int32_t>(p_.buffers.size() - 1);
+  }
+  /// A constant buffer holding `values` (deduplicated).
+  int32_t constantBuffer(const std::vector<double> &values) {
+    auto it = constants_.find(values);
+    if (it != constants_.end())
+      return it->second;
+    int32_t b = addBuffer("const." + std::to_string(constants_.size()), false, int64_t(values.size()));
+    p_.buffers[b].doubles = values;
+    constants_[values] = b;
+    return b;
+  }
+
+  // ---- plates and flat indices ----
+  struct PlateInfo {
+    bool ragged = false;
+    int64_t size = 0;               ///< not ragged
+    int32_t sizes = -1, offsets = -1; ///< ragged: int buffers
+    int64_t total = 0;              ///< ragged: elements over all parents
+  };
+  const PlateInfo *plate(const Value *pl, SourceRange where) {
+    auto it = plates_.find(pl);
+    if (it != plates_.end())
+      return &it->second;
+    PlateInfo info;
+    auto known = ev_.plateSizes.find(pl);
+    auto bound = data_.plates.find(pl);
+    if (known != ev_.plateSizes.end()) {
+      info.size = known->second;
+    } else if (bound != data_.plates.end() && pl->dims.empty()) {
+      info.size = bound->second.sizes.empty() ? 0 : bound->second.sizes[0];
+    } else if (bound != data_.plates.end()) {
+      info.ragged = true;
+      info.sizes = addBuffer("sizes." + pl->name, true, int64_t(bound->second.sizes.size()));
+      p_.buffers[info.sizes].ints = bound->second.sizes;
+      info.offsets = addBuffer("offsets." + pl->name, true, int64_t(bound->second.offsets.size()));
+      p_.buffers[info.offsets].ints = bound->second.offsets;
+      info.total = bound->second.flattened();
+    } else {
+      fail(where, "plate %" + pl->name + " has no size: no data file gives its elements");
+      return nullptr;
+    }
+    return &plates_.emplace(pl, info).first->second;
+  }
+
+  /// Elements of an array over `dims` (flattened).
+  int64_t elementCount(const std::vector<Value *> &dims, SourceRange where) {
+    int64_t n = 1;
+    for (const Value *d : dims) {
+      const PlateInfo *pi = plate(d, where);
+      if (!pi)
+        return 0;
+      n = pi->ragged ? pi->total : n * pi->size;
+    }
+    return n;
+  }
+
+  ExprId indexExpr(const Operand &o, const Env &env, SourceRange where) {
+    if (o.kind == Operand::Kind::Int)
+      return p_.intConst(o.intValue);
+    if (o.isValue()) {
+      auto it = env.find(o.value);
+      if (it != env.end())
+        return it->second;
+    }
+    fail(where, "cannot generate code for the index " + ir::toString(o));
+    return p_.intConst(0);
+  }
+
+  /// The flat element of `v[idx...]`.
+  ExprId flatIndex(const std::vector<Value *> &dims, const std::vector<Operand> &idx, const Env &env,
+                   SourceRange where) {
+    ExprId f = p_.intConst(0);
+    for (size_t j = 0; j < dims.size() && j < idx.size(); ++j) {
+      const PlateInfo *pi = plate(dims[j], where);
+      if (!pi)
+        return f;
+      ExprId i = indexExpr(idx[j], env, where);
+      if (pi->ragged) {
+        if (dims[j]->dims.size() != j) {
+          fail(where, "internal: plate %" + dims[j]->name + " is not nested in the plates before it");
+          return f;
+        }
+        f = p_.add(p_.loadInt(pi->offsets, f), i);
+      } else {
+        f = p_.add(p_.mul(f, p_.intConst(pi->size)), i);
+      }
+    }
+    if (idx.size() != dims.size())
+      fail(where, "internal: an array over " + std::to_string(dims.size()) + " plates used with " +
+                      std::to_string(idx.size()) + " indices");
+    return f;
+  }
+
+  /// The number of iterations of `for %i in %P[idx]`.
+  ExprId loopBound(const Op &loop, const Env &env) {
+    const Operand &pl = loop.operands[0];
+    const PlateInfo *pi = plate(pl.value, loop.loc);
+    if (!pi)
+      return p_.intConst(0);
+    if (!pi->ragged)
+      return p_.intConst(pi->size);
+    return p_.loadInt(pi->sizes, flatIndex(pl.value->dims, pl.indices, env, loop.loc));
+  }
+
+  // ---- posteriors ----
+  void collectGated(const Region &r) {
+    ir::walk(r, [&](const Op &op) {
+      if (op.kind == OpKind::GateExit)
+        for (size_t i = 1; i < op.operands.size(); ++i)
+          exitOf_[op.operands[i].value] = &op;
+    });
+  }
+
+  void collectPosteriors() {
+    ir::walk(*m_.messages, [&](const Op &op) {
+      if (op.kind != OpKind::Marginal)
+        return;
+      const Value *var = op.operands[0].value;
+      const Value *q = op.result();
+      Posterior post;
+      post.variable = var;
+      auto fam = ir::familyOf(var);
+      if (!fam) {
+        fail(op.loc, "internal: %" + var->name + " has no family");
+        return;
+      }
+      post.family = *fam;
+      if (var->type.hasDim())
+        post.dimension = dimValue(var->type.dim, op.loc);
+      if (post.family == Family::Beta)
+        post.dimension = 2;
+      post.width = widthOf(post.family, post.dimension);
+      if (post.width == 0) {
+        fail(op.loc, "the code generator does not support " + std::string(familySpec(post.family).spelling.empty()
+                                                                                ? "this family"
+                                                                                : familySpec(post.family).spelling) +
+                         " posteriors yet");
+        return;
+      }
+      post.elements = elementCount(q->dims, op.loc);
+      post.eta = addBuffer(q->name + ".eta", false, post.elements * post.width);
+      post.stats = addBuffer(q->name + ".stats", false, post.elements * post.width);
+      posteriorOfQ_[q] = int(p_.posteriors.size());
+      posteriorOfVar_[var] = int(p_.posteriors.size());
+      p_.posteriors.push_back(post);
+    });
+    // Accumulators: one per message statement, shaped like its target.
+    ir::walk(*m_.messages, [&](const Op &op) {
+      if (op.kind != OpKind::Msg || !op.target)
+        return;
+      auto it = posteriorOfQ_.find(op.target->value);
+      if (it == posteriorOfQ_.end()) {
+        fail(op.loc, "internal: message to a value without a posterior");
+        return;
+      }
+      const Posterior &post = p_.posteriors[it->second];
+      accOf_[op.result()] = addBuffer(op.result()->name, false, post.elements * post.width);
+      if (op.evidence && randomInit_)
+        p_.posteriors[it->second].randomInit = true;
+    });
+  }
+
+  int64_t dimValue(const ir::Dim &d, SourceRange where) {
+    if (d.isConstant())
+      return d.constant;
+    if (auto v = ev_.valueOf(d.value))
+      return int64_t(*v);
+    fail(where, "the dimension %" + d.value->name + " has no value");
+    return 1;
+  }
+
+  // ---- sources ----
+  Source constantSource(double v) {
+    Source s;
+    s.kind = Source::Constant;
+    s.value = v;
+    return s;
+  }
+
+  /// An operand of a message statement: a posterior, data or a constant.
+  Source resolveMessageOperand(const Operand &o, const Env &env, SourceRange where) {
+    if (o.isLiteral())
+      return constantSource(o.literal());
+    const Value *v = o.value;
+    if (v->def && v->def->kind == OpKind::Marginal) {
+      Source s;
+      s.kind = Source::Latent;
+      s.posterior = posteriorOfQ_.at(v);
+      s.element = flatIndex(v->dims, o.indices, env, where);
+      s.dimension = p_.posteriors[s.posterior].dimension;
+      return s;
+    }
+    return resolveValue(o, env, where);
+  }
+
+  /// Data and constants (shared by messages and the gated model).
+  Source resolveValue(const Operand &o, const Env &env, SourceRange where) {
+    const Value *v = o.value;
+    if (v->type.isRandom()) {
+      auto it = data_.variables.find(v);
+      if (it == data_.variables.end()) {
+        fail(where, "no data for the observed variable %" + v->name + " (give a column for it with --infer)");
+        return constantSource(0);
+      }
+      Source s;
+      s.kind = Source::Data;
+      s.data = v;
+      s.element = flatIndex(v->dims, o.indices, env, where);
+      if (v->type.hasDim())
+        s.dimension = dimValue(v->type.dim, where);
+      if (v->type.kind == ir::TypeKind::Bool)
+        s.dimension = 2;
+      return s;
+    }
+    if (auto val = ev_.valueOf(v); val && o.indices.empty())
+      return constantSource(*val);
+    fail(where, "the code generator supports only constants known before inference as factor arguments; %" + v->name +
+                    " depends on a loop index");
+    return constantSource(0);
+  }
+
+  /// An argument of a factor of the gated model: clones resolve to their
+  /// source's posterior, per-case copies of data to the data.
+  Source resolveGated(const Operand &o, const Env &env, SourceRange where) {
+    if (o.isLiteral())
+      return constantSource(o.literal());
+    const Value *v = o.value;
+    const Op *def = v->def;
+    if (def && (def->kind == OpKind::GateEnter || def->kind == OpKind::GateEnterPartial ||
+                def->kind == OpKind::GateEnterOne)) {
+      Env inner = env;
+      std::vector<Op *> loops = ir::enclosingLoops(*def);
+      for (size_t j = 0; j < loops.size() && j < o.indices.size(); ++j)
+        inner[loops[j]->index] = indexExpr(o.indices[j], env, where);
+      // gate.enter clones: the last index is the case, not a loop index.
+      return resolveGated(def->operands[1], inner, where);
+    }
+    if (def && def->observed) {
+      // Up the chain of gate.exit merges to the variable the data binds.
+      auto exit = exitOf_.find(v);
+      if (exit != exitOf_.end()) {
+        std::vector<Op *> loops = ir::enclosingLoops(*exit->second);
+        std::vector<Operand> idx(o.indices.begin(), o.indices.begin() + std::min(o.indices.size(), loops.size()));
+        return resolveGated(Operand::ofValue(exit->second->result(), idx), env, where);
+      }
+      return resolveValue(o, env, where);
+    }
+    if (def && def->isRandom()) {
+      auto it = posteriorOfVar_.find(v);
+      if (it == posteriorOfVar_.end()) {
+        fail(where, "internal: %" + v->name + " has no posterior");
+        return constantSource(0);
+      }
+      Source s;
+      s.kind = Source::Latent;
+      s.posterior = it->second;
+      s.element = flatIndex(v->dims, o.indices, env, where);
+      s.dimension = p_.posteriors[s.posterior].dimension;
+      return s;
+    }
+    return resolveValue(o, env, where);
+  }
+
+  // ---- kernel calls ----
+  /// The statistics of a constant as the parent of parameter `param` of a
+  /// `family` factor (point mass: the constant operators).
+  std::vector<double> pointMass(Family family, int param, double c) {
+    const FamilySpec &fs = familySpec(family);
+    Family parent = fs.params[param - 1].parents.empty() ? Family::Gaussian : fs.params[param - 1].parents[0];
+    switch (parent) {
+    case Family::Gamma: return {c, std::log(c)};
+    case Family::Gaussian: return {c, c * c};
+    case Family::Beta: return {std::log(c), std::log1p(-c)};
+    default: return {c};
+    }
+  }
+
+  /// A row with weight c stands for c copies of its plate element (bag of
+  /// words): every term of the element is counted c times, except messages
+  /// to variables of the element itself (the copies share their posterior).
+  /// Returns the weight expression for a statement over `loops`, or kNoExpr.
+  ExprId replication(const std::vector<Op *> &loops, const Env &env, const Operand *target, SourceRange where) {
+    ExprId w = kNoExpr;
+    std::set<const Value *> seen;
+    for (const auto &[v, bv] : data_.variables) {
+      if (bv.weights.empty() || v->dims.empty() || !seen.insert(v->dims.back()).second)
+        continue;
+      const std::vector<Value *> &dims = v->dims;
+      if (loops.size() < dims.size())
+        continue;
+      bool over = true;
+      for (size_t j = 0; j < dims.size() && over; ++j)
+        over = loops[j]->operands[0].value == dims[j];
+      if (!over || (target && usesIndex(*target, loops[dims.size() - 1]->index)))
+        continue;
+      std::vector<Operand> idx;
+      for (size_t j = 0; j < dims.size(); ++j)
+        idx.push_back(Operand::ofValue(loops[j]->index));
+      ExprId c = p_.loadDouble(dataBuffer(v, Data::Weight), flatIndex(dims, idx, env, where));
+      w = w == kNoExpr ? c : p_.mulDouble(w, c);
+    }
+    return w;
+  }
+
+  ExprId times(ExprId a, ExprId b) {
+    if (a == kNoExpr)
+      return b;
+    if (b == kNoExpr)
+      return a;
+    return p_.mulDouble(a, b);
+  }
+
+  enum class Data { Double, Int, Weight };
+  int32_t dataBuffer(const Value *v, Data kind) {
+    auto key = std::make_pair(v, int(kind));
+    auto it = dataBuffers_.find(key);
+    if (it != dataBuffers_.end())
+      return it->second;
+    const rt::BoundVariable &bv = data_.variables.at(v);
+    int32_t b = -1;
+    switch (kind) {
+    case Data::Double:
+      b = addBuffer("data." + v->name, false, int64_t(bv.values.size()));
+      p_.buffers[b].doubles = bv.values;
+      break;
+    case Data::Int:
+      b = addBuffer("data." + v->name + ".int", true, int64_t(bv.values.size()));
+      p_.buffers[b].ints.reserve(bv.values.size());
+      for (double x : bv.values)
+        p_.buffers[b].ints.push_back(static_cast<int64_t>(x));
+      break;
+    case Data::Weight:
+      b = addBuffer("data." + v->name + ".weight", false, int64_t(bv.weights.size()));
+      p_.buffers[b].doubles = bv.weights;
+      break;
+    }
+    dataBuffers_[key] = b;
+    return b;
+  }
+
+  /// Builds the call of `kernel` with the factor's arguments `args` (indexed
+  /// by argument, nullopt for the target), the gate weight, and the
+  /// destination row (messages).
+  std::optional<Stmt> marshal(std::string_view kernel, const KernelRole &role,
+                              const std::vector<std::optional<Source>> &args, ExprId gateWeight, ExprId repl,
+                              std::optional<std::pair<int32_t, ExprId>> dst, SourceRange where,
+                              bool *replUsed = nullptr) {
+    if (replUsed)
+      *replUsed = false;
+    const rt::RuntimeSymbol *sym = rt::findRuntimeKernel(kernel);
+    const Pattern *pat = findPattern(kernel);
+    if (!sym || !pat) {
+      fail(where, "the code generator has no calling pattern for kernel " + std::string(kernel));
+      return std::nullopt;
+    }
+    Stmt call;
+    call.kind = Stmt::Kind::Call;
+    call.kernel = sym;
+    auto argOf = [&](char digit) -> const Source * {
+      size_t i = size_t(digit - '0');
+      if (i >= args.size() || !args[i]) {
+        fail(where, "internal: kernel " + std::string(kernel) + " reads argument " + std::to_string(i) +
+                        ", which the statement does not have");
+        return nullptr;
+      }
+      return &*args[i];
+    };
+    auto dimensionOf = [&](char digit) -> int64_t {
+      size_t i = size_t(digit - '0');
+      if (i < args.size() && args[i])
+        return args[i]->dimension;
+      if (role.kind == KernelRole::Message && int(i) == role.target && dst)
+        return targetDimension_;
+      fail(where, "internal: no dimension for argument " + std::to_string(i) + " of " + std::string(kernel));
+      return 1;
+    };
+    std::istringstream in{std::string(pat->tokens)};
+    std::string tok;
+    while (in >> tok && ok_) {
+      Arg a;
+      char c = tok[0];
+      switch (c) {
+      case '1':
+        a.kind = Arg::Kind::Int;
+        a.expr = p_.intConst(1);
+        break;
+      case '0':
+        a.kind = Arg::Kind::Null;
+        break;
+      case 'D':
+        a.kind = Arg::Kind::Int;
+        a.expr = p_.intConst(dimensionOf(tok[1]));
+        break;
+      case 'w':
+        a.kind = Arg::Kind::Double;
+        a.expr = times(gateWeight, repl) == kNoExpr ? p_.doubleConst(1) : times(gateWeight, repl);
+        break;
+      case 'd':
+        a.kind = Arg::Kind::Pointer;
+        a.buffer = dst->first;
+        a.expr = dst->second;
+        break;
+      case 'W': {
+        ExprId w = role.kind == KernelRole::Message ? times(gateWeight, repl) : repl;
+        if (replUsed)
+          *replUsed = true;
+        if (w == kNoExpr) {
+          a.kind = Arg::Kind::Null;
+        } else {
+          a.kind = Arg::Kind::TempPointer;
+          a.expr = w;
+        }
+        break;
+      }
+      default: {
+        const Source *s = argOf(tok[1]);
+        if (!s)
+          return std::nullopt;
+        int argIndex = tok[1] - '0';
+        if (c == 'S' || c == 'N') {
+          if (s->kind == Source::Latent) {
+            const Posterior &post = p_.posteriors[s->posterior];
+            a.kind = Arg::Kind::Pointer;
+            a.buffer = c == 'S' ? post.stats : post.eta;
+            a.expr = p_.mul(s->element, p_.intConst(post.width));
+            noteRead(s->posterior, where);
+          } else if (s->kind == Source::Constant && c == 'S' && argIndex > 0) {
+            a.kind = Arg::Kind::Pointer;
+            a.buffer = constantBuffer(pointMass(role.family, argIndex, s->value));
+            a.expr = p_.intConst(0);
+          } else {
+            fail(where, "the code generator cannot pass " + std::string(s->kind == Source::Data ? "data" : "a constant") +
+                            " as argument " + std::to_string(argIndex) + " of " + std::string(kernel));
+            return std::nullopt;
+          }
+        } else if (c == 'V') {
+          a.kind = Arg::Kind::Double;
+          if (s->kind == Source::Constant) {
+            a.expr = p_.doubleConst(s->value);
+          } else if (s->kind == Source::Latent) {
+            const Posterior &post = p_.posteriors[s->posterior];
+            a.expr = p_.loadDouble(post.stats, p_.mul(s->element, p_.intConst(post.width)));
+            noteRead(s->posterior, where);
+          } else {
+            a.expr = p_.loadDouble(dataBuffer(s->data, Data::Double), s->element);
+          }
+        } else if (c == 'X' || c == 'I') {
+          if (s->kind != Source::Data) {
+            fail(where, "internal: kernel " + std::string(kernel) + " expects data for argument " +
+                            std::to_string(argIndex));
+            return std::nullopt;
+          }
+          a.kind = Arg::Kind::Pointer;
+          a.buffer = dataBuffer(s->data, c == 'X' ? Data::Double : Data::Int);
+          a.expr = s->element;
+        } else if (c == 'A') {
+          if (s->kind != Source::Constant) {
+            fail(where, "internal: kernel " + std::string(kernel) + " expects a constant for argument " +
+                            std::to_string(argIndex));
+            return std::nullopt;
+          }
+          a.kind = Arg::Kind::Pointer;
+          a.buffer = constantBuffer(std::vector<double>(size_t(dimensionOf('0')), s->value));
+          a.expr = p_.intConst(0);
+        } else {
+          fail(where, "internal: bad calling pattern token " + tok);
+          return std::nullopt;
+        }
+      }
+      }
+      call.args.push_back(a);
+    }
+    // The pattern must match the kernel's C signature.
+    std::string_view sig = sym->signature.substr(1);
+    bool match = sig.size() == call.args.size();
+    for (size_t i = 0; match && i < sig.size(); ++i) {
+      Arg::Kind k = call.args[i].kind;
+      char want = k == Arg::Kind::Int ? 'l' : k == Arg::Kind::Double ? 'd' : 'p';
+      match = sig[i] == want;
+    }
+    if (!match) {
+      fail(where, "internal: calling pattern of " + std::string(kernel) + " does not match its signature " +
+                      std::string(sym->signature));
+      return std::nullopt;
+    }
+    return call;
+  }
+
+  // Reads of posteriors never computed are schedule bugs.
+  void noteRead(int posterior, SourceRange where) {
+    if (!checkReads_ || computed_.count(posterior))
+      return;
+    fail(where, "internal: the schedule reads %" + p_.posteriors[posterior].variable->name +
+                    ".q before computing it");
+  }
+
+  /// The product of the case probabilities of `gates` (`when %c.q[..] case k`).
+  ExprId gateWeight(const std::vector<std::pair<Source, ExprId>> &gates) {
+    ExprId w = kNoExpr;
+    for (const auto &[cond, k] : gates) {
+      const Posterior &post = p_.posteriors[cond.posterior];
+      noteRead(cond.posterior, {});
+      ExprId row = p_.mul(cond.element, p_.intConst(post.width));
+      ExprId q;
+      if (post.family == Family::Bernoulli) {
+        // q(c = k) = k p + (1 - k)(1 - p)
+        ExprId pr = p_.loadDouble(post.stats, row);
+        ExprId kd = p_.intToDouble(k);
+        ExprId one = p_.doubleConst(1);
+        q = p_.addDouble(p_.mulDouble(kd, pr), p_.mulDouble(p_.subDouble(one, kd), p_.subDouble(one, pr)));
+      } else {
+        q = p_.loadDouble(post.stats, p_.add(row, k));
+      }
+      w = w == kNoExpr ? q : p_.mulDouble(w, q);
+    }
+    return w;
+  }
+
+  // ---- schedules ----
+  struct Level {
+    const Value *plate;
+    int32_t var;
+  };
+  struct Context {
+    std::vector<Level> levels;
+    /// Reductions across an enclosing fuse/local: statement -> the update op
+    /// that computes it (the last in the loop body); others are skipped.
+    std::map<const Op *, const Op *> reductionAt;
+  };
+
+  static const Op *statementOf(const Op &update) { return update.operands[0].value->def; }
+
+  /// Binds the statement's outer loops to the context's loop variables.
+  bool bindContext(const Op &stmt, const std::vector<Op *> &loops, const Context &ctx, Env &env) {
+    if (loops.size() < ctx.levels.size()) {
+      fail(stmt.loc, "internal: a statement inside a fused loop over %" + ctx.levels.back().plate->name +
+                         " does not iterate it");
+      return false;
+    }
+    for (size_t j = 0; j < ctx.levels.size(); ++j) {
+      if (loops[j]->operands[0].value != ctx.levels[j].plate) {
+        fail(stmt.loc, "internal: statement loop over %" + loops[j]->operands[0].value->name +
+                           " where the fused loop iterates %" + ctx.levels[j].plate->name);
+        return false;
+      }
+      env[loops[j]->index] = p_.loopVar(ctx.levels[j].var);
+    }
+    return true;
+  }
+
+  int32_t newVar() { return p_.loopVars++; }
+
+  /// Emits `loops[from..]` around `inner`, appending to `out`.
+  void emitNest(const std::vector<Op *> &loops, size_t from, Env &env, std::vector<Stmt> &out,
+                const std::function<void(Env &, std::vector<Stmt> &)> &inner) {
+    if (from == loops.size()) {
+      inner(env, out);
+      return;
+    }
+    Stmt loop;
+    loop.kind = Stmt::Kind::Loop;
+    loop.var = newVar();
+    loop.bound = loopBound(*loops[from], env);
+    env[loops[from]->index] = p_.loopVar(loop.var);
+    emitNest(loops, from + 1, env, loop.body, inner);
+    out.push_back(std::move(loop));
+  }
+
+  static bool usesIndex(const Operand &o, const Value *index) {
+    if (o.isValue() && o.value == index)
+      return true;
+    for (const Operand &i : o.indices)
+      if (usesIndex(i, index))
+        return true;
+    return false;
+  }
+
+  /// Zeroes the accumulator rows a message statement writes, iterating the
+  /// statement's loops from `from` on that its target depends on.
+  void emitZeroTargets(const Op &msg, const std::vector<Op *> &loops, size_t from, Env env, std::vector<Stmt> &out) {
+    std::vector<Op *> used;
+    for (size_t j = from; j < loops.size(); ++j) {
+      bool uses = usesIndex(*msg.target, loops[j]->index);
+      if (uses) {
+        used.push_back(loops[j]);
+      }
+    }
+    // A loop the target depends on must not have a range that depends on a skipped loop.
+    std::set<const Value *> skipped;
+    for (size_t j = from; j < loops.size(); ++j)
+      if (std::find(used.begin(), used.end(), loops[j]) == used.end())
+        skipped.insert(loops[j]->index);
+    for (Op *l : used)
+      for (const Operand &i : l->operands[0].indices)
+        for (const Value *s : skipped)
+          if (usesIndex(i, s)) {
+            fail(msg.loc, "internal: cannot reset the accumulator of %" + msg.result()->name);
+            return;
+          }
+    int32_t acc = accOf_.at(msg.result());
+    const Posterior &post = p_.posteriors[posteriorOfQ_.at(msg.target->value)];
+    emitNest(used, 0, env, out, [&](Env &e, std::vector<Stmt> &body) {
+      Stmt z;
+      z.kind = Stmt::Kind::Zero;
+      z.buffer = acc;
+      z.index = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, e, msg.loc), p_.intConst(post.width));
+      z.count = post.width;
+      z.note = "reset " + msg.result()->name;
+      body.push_back(std::move(z));
+    });
+  }
+
+  void emitSchedule(const Region &r, std::vector<Stmt> &out, Context &ctx) {
+    for (const auto &op : r.ops) {
+      if (!ok_)
+        return;
+      switch (op->kind) {
+      case OpKind::Update: emitUpdate(*op, out, ctx); break;
+      case OpKind::Fuse:
+      case OpKind::Local: emitFused(*op, out, ctx); break;
+      default: fail(op->loc, "internal: unexpected op in a schedule");
+      }
+    }
+  }
+
+  void emitUpdate(const Op &update, std::vector<Stmt> &out, Context &ctx) {
+    const Op *stmt = statementOf(update);
+    if (!stmt) {
+      fail(update.loc, "internal: update of a value without a statement");
+      return;
+    }
+    auto red = ctx.reductionAt.find(stmt);
+    if (red != ctx.reductionAt.end() && red->second != &update)
+      return; // computed once, at its last update in the fused loop
+    std::vector<Op *> loops = ir::enclosingLoops(*stmt);
+    Env env;
+    if (!bindContext(*stmt, loops, ctx, env))
+      return;
+    if (stmt->kind == OpKind::Marginal)
+      emitMarginal(*stmt, loops, env, out, ctx.levels.size());
+    else if (stmt->kind == OpKind::Msg)
+      emitMessage(*stmt, loops, env, out, ctx.levels.size(), red != ctx.reductionAt.end());
+    else
+      fail(stmt->loc, "internal: update of something that is not a statement");
+  }
+
+  void emitMarginal(const Op &marg, const std::vector<Op *> &loops, Env &env, std::vector<Stmt> &out,
+                    size_t from) {
+    int pi = posteriorOfQ_.at(marg.result());
+    const Posterior post = p_.posteriors[pi];
+    std::vector<int32_t> accs;
+    for (size_t i = 1; i < marg.operands.size(); ++i)
+      accs.push_back(accOf_.at(marg.operands[i].value));
+    const rt::RuntimeSymbol *axpy = rt::findRuntimeKernel("ppc_axpy");
+    std::string statsName;
+    switch (post.family) {
+    case Family::Dirichlet:
+    case Family::Beta: statsName = "ppc_dirichlet_stats_n"; break;
+    case Family::Categorical: statsName = "ppc_categorical_stats_n"; break;
+    case Family::Bernoulli: statsName = "ppc_bernoulli_stats_n"; break;
+    case Family::Gamma: statsName = "ppc_gamma_stats_n"; break;
+    case Family::Poisson: statsName = "ppc_poisson_stats_n"; break;
+    case Family::Gaussian: statsName = "ppc_gaussian_stats_n"; break;
+    default: fail(marg.loc, "unsupported posterior family"); return;
+    }
+    const rt::RuntimeSymbol *stats = rt::findRuntimeKernel(statsName);
+    emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
+      ExprId row = p_.mul(flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc), p_.intConst(post.width));
+      Stmt z;
+      z.kind = Stmt::Kind::Zero;
+      z.buffer = post.eta;
+      z.index = row;
+      z.count = post.width;
+      z.note = marg.result()->name + " = sum of its messages";
+      body.push_back(std::move(z));
+      for (int32_t acc : accs) {
+        Stmt c;
+        c.kind = Stmt::Kind::Call;
+        c.kernel = axpy;
+        c.args = {intArg(post.width), doubleArg(1.0), ptrArg(acc, row), ptrArg(post.eta, row)};
+        body.push_back(std::move(c));
+      }
+      Stmt s;
+      s.kind = Stmt::Kind::Call;
+      s.kernel = stats;
+      s.args.push_back(intArg(1));
+      if (post.family == Family::Dirichlet || post.family == Family::Beta || post.family == Family::Categorical)
+        s.args.push_back(intArg(post.dimension));
+      s.args.push_back(ptrArg(post.eta, row));
+      s.args.push_back(ptrArg(post.stats, row));
+      s.note = "statistics of " + marg.result()->name;
+      body.push_back(std::move(s));
+    });
+    computed_.insert(pi);
+  }
+
+  static std::vector<Operand> indicesOf(const std::vector<Op *> &loops) {
+    std::vector<Operand> idx;
+    for (Op *l : loops)
+      idx.push_back(Operand::ofValue(l->index));
+    return idx;
+  }
+  Arg intArg(int64_t v) {
+    Arg a;
+    a.kind = Arg::Kind::Int;
+    a.expr = p_.intConst(v);
+    return a;
+  }
+  Arg doubleArg(double v) {
+    Arg a;
+    a.kind = Arg::Kind::Double;
+    a.expr = p_.doubleConst(v);
+    return a;
+  }
+  Arg ptrArg(int32_t buffer, ExprId index) {
+    Arg a;
+    a.kind = Arg::Kind::Pointer;
+    a.buffer = buffer;
+    a.expr = index;
+    return a;
+  }
+
+  void emitMessage(const Op &msg, const std::vector<Op *> &loops, Env &env, std::vector<Stmt> &out, size_t from,
+                   bool reducedOutside) {
+    if (!reducedOutside)
+      emitZeroTargets(msg, loops, from, env, out);
+    if (!ok_)
+      return;
+    emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) { emitMessageCall(msg, e, body); });
+  }
+
+  void emitMessageCall(const Op &msg, Env &env, std::vector<Stmt> &out) {
+    auto role = roleOf(msg.kernel);
+    if (!role) {
+      fail(msg.loc, "internal: unknown kernel " + msg.kernel);
+      return;
+    }
+    const FamilySpec &fs = familySpec(role->family);
+    size_t nargs = fs.params.size() + 1;
+    std::vector<std::optional<Source>> args(nargs);
+    size_t expected = role->kind == KernelRole::Message ? nargs - 1 : role->kind == KernelRole::Elbo ? nargs : 1;
+    if (msg.operands.size() != expected) {
+      fail(msg.loc, "internal: " + msg.kernel + " has " + std::to_string(msg.operands.size()) +
+                        " operands; the code generator expects " + std::to_string(expected));
+      return;
+    }
+    size_t next = 0;
+    for (size_t i = 0; i < expected; ++i) {
+      if (role->kind == KernelRole::Message && int(next) == role->target)
+        ++next;
+      args[next++] = resolveMessageOperand(msg.operands[i], env, msg.loc);
+    }
+    std::vector<std::pair<Source, ExprId>> gates;
+    for (const auto &[cond, k] : msg.gates)
+      gates.emplace_back(resolveMessageOperand(cond, env, msg.loc), indexExpr(k, env, msg.loc));
+    if (!ok_)
+      return;
+    ExprId w = gateWeight(gates);
+    int target = posteriorOfQ_.at(msg.target->value);
+    const Posterior &post = p_.posteriors[target];
+    ExprId row = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, env, msg.loc), p_.intConst(post.width));
+    int32_t acc = accOf_.at(msg.result());
+    targetDimension_ = post.dimension;
+    ExprId repl = replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc);
+    if (!msg.evidence) {
+      auto call = marshal(msg.kernel, *role, args, w, repl, std::make_pair(acc, row), msg.loc);
+      if (!call)
+        return;
+      call->note = msg.result()->name;
+      out.push_back(std::move(*call));
+      return;
+    }
+    // Evidence: the term's value goes to case k of the condition's natural
+    // parameters (a Bernoulli's logit takes +value for case 1, -value for 0).
+    bool replUsed = false;
+    auto call = marshal(msg.kernel, *role, args, w, repl, std::nullopt, msg.loc, &replUsed);
+    if (!call)
+      return;
+    ExprId k = indexExpr(*msg.targetCase, env, msg.loc);
+    call->result = Stmt::Result::Slot;
+    call->buffer = acc;
+    ExprId scale = replUsed ? w : times(w, repl);
+    if (post.family == Family::Bernoulli) {
+      call->index = row;
+      ExprId sign = p_.intToDouble(p_.add(p_.mul(k, p_.intConst(2)), p_.intConst(-1)));
+      scale = scale == kNoExpr ? sign : p_.mulDouble(scale, sign);
+    } else {
+      call->index = p_.add(row, k);
+    }
+    call->scale = scale;
+    call->note = msg.result()->name;
+    out.push_back(std::move(*call));
+  }
+
+  void collectUpdates(const Region &r, std::vector<const Op *> &updates, bool repeated,
+                      std::set<const Op *> &inRepeated) {
+    for (const auto &op : r.ops) {
+      if (op->kind == OpKind::Update) {
+        updates.push_back(op.get());
+        if (repeated)
+          inRepeated.insert(op.get());
+      }
+      for (size_t i = 0; i < op->regions.size(); ++i) {
+        bool rep = repeated || (op->kind == OpKind::Local && i == 0 && op->iterations > 1);
+        collectUpdates(*op->regions[i], updates, rep, inRepeated);
+      }
+    }
+  }
+
+  void emitFused(const Op &op, std::vector<Stmt> &out, Context &ctx) {
+    const Value *plateValue = op.operands[0].value;
+    const PlateInfo *pi = plate(plateValue, op.loc);
+    if (!pi)
+      return;
+    Level level{plateValue, newVar()};
+    size_t depth = ctx.levels.size();
+    // The loop's range: a ragged plate's size for the element the outer levels bind.
+    ExprId bound;
+    if (!pi->ragged) {
+      bound = p_.intConst(pi->size);
+    } else {
+      if (plateValue->dims.size() != depth) {
+        fail(op.loc, "internal: fused loop over %" + plateValue->name + " at the wrong depth");
+        return;
+      }
+      ExprId f = p_.intConst(0);
+      for (size_t j = 0; j < depth; ++j) {
+        const PlateInfo *outer = plate(ctx.levels[j].plate, op.loc);
+        ExprId i = p_.loopVar(ctx.levels[j].var);
+        f = outer->ragged ? p_.add(p_.loadInt(outer->offsets, f), i) : p_.add(p_.mul(f, p_.intConst(outer->size)), i);
+      }
+      bound = p_.loadInt(pi->sizes, f);
+    }
+    // Messages whose target does not depend on this loop are sums over its
+    // elements: reset before the loop, computed at their last update inside.
+    std::vector<const Op *> updates;
+    std::set<const Op *> inRepeated;
+    for (const auto &r : op.regions)
+      collectUpdates(*r, updates, false, inRepeated);
+    Context inner = ctx;
+    inner.levels.push_back(level);
+    for (const Op *u : updates) {
+      const Op *stmt = statementOf(*u);
+      if (!stmt || stmt->kind != OpKind::Msg || ctx.reductionAt.count(stmt))
+        continue;
+      std::vector<Op *> loops = ir::enclosingLoops(*stmt);
+      if (loops.size() <= depth || usesIndex(*stmt->target, loops[depth]->index))
+        continue;
+      if (!inner.reductionAt.count(stmt)) {
+        Env env;
+        if (!bindContext(*stmt, loops, ctx, env))
+          return;
+        emitZeroTargets(*stmt, loops, depth + 1, env, out);
+      }
+      inner.reductionAt[stmt] = u; // the last one wins
+    }
+    for (const auto &[stmt, u] : inner.reductionAt)
+      if (inRepeated.count(u)) {
+        fail(op.loc, "internal: a sum over %" + plateValue->name + " is computed inside repeated local sweeps");
+        return;
+      }
+    Stmt loop;
+    loop.kind = Stmt::Kind::Loop;
+    loop.var = level.var;
+    loop.bound = bound;
+    loop.note = std::string(op.kind == OpKind::Fuse ? "fuse " : "local ") + plateValue->name;
+    if (op.kind == OpKind::Fuse) {
+      emitSchedule(*op.regions[0], loop.body, inner);
+    } else {
+      if (op.restart)
+        emitRestart(op, loop.body, inner);
+      Stmt sweeps;
+      sweeps.kind = Stmt::Kind::Loop;
+      sweeps.var = newVar();
+      sweeps.bound = p_.intConst(op.iterations);
+      sweeps.note = "local sweeps";
+      emitSchedule(*op.regions[0], sweeps.body, inner);
+      loop.body.push_back(std::move(sweeps));
+      if (op.regions.size() > 1)
+        emitSchedule(*op.regions[1], loop.body, inner);
+    }
+    out.push_back(std::move(loop));
+  }
+
+  /// `local ... restart`: the element's local posteriors go back to their
+  /// initialization (only the messages computed once, before the iterations).
+  void emitRestart(const Op &local, std::vector<Stmt> &out, Context &ctx) {
+    std::set<const Op *> iterated;
+    std::vector<const Op *> updates;
+    std::set<const Op *> unused;
+    collectUpdates(*m_.iterationSchedule, updates, false, unused);
+    for (const Op *u : updates)
+      iterated.insert(statementOf(*u));
+    std::vector<const Op *> sweep;
+    collectUpdates(*local.regions[0], sweep, false, unused);
+    std::set<const Op *> done;
+    for (const Op *u : sweep) {
+      const Op *marg = statementOf(*u);
+      if (!marg || marg->kind != OpKind::Marginal || !done.insert(marg).second)
+        continue;
+      for (size_t i = 1; i < marg->operands.size(); ++i) {
+        const Op *msg = marg->operands[i].value->def;
+        if (!iterated.count(msg))
+          continue;
+        std::vector<Op *> loops = ir::enclosingLoops(*msg);
+        Env env;
+        if (!bindContext(*msg, loops, ctx, env))
+          return;
+        emitZeroTargets(*msg, loops, ctx.levels.size(), env, out);
+      }
+      std::vector<Op *> loops = ir::enclosingLoops(*marg);
+      Env env;
+      if (!bindContext(*marg, loops, ctx, env))
+        return;
+      emitMarginal(*marg, loops, env, out, ctx.levels.size());
+    }
+  }
+
+  // ---- the ELBO ----
+  void emitElbo(const Region &r, std::vector<Stmt> &out, Env &env, std::vector<ExprId> &weights) {
+    checkReads_ = false;
+    for (const auto &op : r.ops) {
+      if (!ok_)
+        return;
+      switch (op->kind) {
+      case OpKind::For: {
+        Stmt loop;
+        loop.kind = Stmt::Kind::Loop;
+        loop.var = newVar();
+        loop.bound = loopBound(*op, env);
+        Env inner = env;
+        inner[op->index] = p_.loopVar(loop.var);
+        emitElbo(*op->regions[0], loop.body, inner, weights);
+        if (!loop.body.empty())
+          out.push_back(std::move(loop));
+        break;
+      }
+      case OpKind::When: {
+        const Value *cases = op->operands[0].value;
+        const Op *casesOp = cases->def;
+        Source cond = resolveGated(casesOp->operands[0], env, op->loc);
+        if (cond.kind != Source::Latent) {
+          fail(op->loc, "the code generator does not support a condition that is observed");
+          return;
+        }
+        ExprId w = gateWeight({{cond, indexExpr(op->operands[1], env, op->loc)}});
+        weights.push_back(w);
+        emitElbo(*op->regions[0], out, env, weights);
+        weights.pop_back();
+        break;
+      }
+      case OpKind::Random: emitFactorElbo(*op, out, env, weights); break;
+      case OpKind::If:
+      case OpKind::Match: fail(op->loc, "internal: a conditional the gate transform left"); return;
+      default: break; // plates, gates, arithmetic: no ELBO terms
+      }
+    }
+  }
+
+  void emitFactorElbo(const Op &f, std::vector<Stmt> &out, Env &env, const std::vector<ExprId> &weights) {
+    const FactorOperators &ops = factorOperators(f.family);
+    std::vector<Op *> loops = ir::enclosingLoops(f);
+    std::vector<std::optional<Source>> args;
+    args.push_back(resolveGated(Operand::ofValue(f.result(), indicesOf(loops)), env, f.loc));
+    for (const Operand &o : f.operands)
+      args.push_back(resolveGated(o, env, f.loc));
+    if (!ok_)
+      return;
+    ExprId w = kNoExpr;
+    for (ExprId x : weights)
+      w = w == kNoExpr ? x : p_.mulDouble(w, x);
+    std::string kernel(f.observed && !ops.observedElboKernel.empty() ? ops.observedElboKernel : ops.elboKernel);
+    if (f.observed && ops.observedElboKernel.empty()) {
+      fail(f.loc, "the code generator cannot evaluate the ELBO of an observed " +
+                      std::string(familySpec(f.family).spelling) + " variable");
+      return;
+    }
+    if (!f.observed && f.family == Family::Poisson) {
+      fail(f.loc, "a latent Poisson variable is not supported by the code generator yet (its ELBO needs E[log x!])");
+      return;
+    }
+    ExprId repl = replication(loops, env, nullptr, f.loc);
+    bool replUsed = false;
+    auto call = marshal(kernel, KernelRole{f.family, KernelRole::Elbo, 0}, args, w, repl, std::nullopt, f.loc,
+                        &replUsed);
+    if (!call)
+      return;
+    call->result = Stmt::Result::Elbo;
+    call->scale = replUsed ? w : times(w, repl);
+    call->note = "E log p(" + f.result()->name + ")";
+    out.push_back(std::move(*call));
+    if (!f.observed) {
+      std::string ent(entropyKernel(f.family));
+      auto h = marshal(ent, KernelRole{f.family, KernelRole::Entropy, 0}, {args[0]}, w, repl, std::nullopt, f.loc);
+      if (!h)
+        return;
+      h->result = Stmt::Result::Elbo;
+      h->scale = times(w, repl);
+      h->note = "H q(" + f.result()->name + ")";
+      out.push_back(std::move(*h));
+    }
+  }
+
+  const ir::Module &m_;
+  const ir::Evaluation &ev_;
+  const rt::BoundData &data_;
+  bool randomInit_;
+  DiagnosticEngine &diags_;
+  Plan &p_;
+  bool ok_ = true;
+  bool checkReads_ = true;
+  int64_t targetDimension_ = 1;
+  std::map<const Value *, PlateInfo> plates_;
+  std::map<const Value *, int> posteriorOfQ_, posteriorOfVar_;
+  std::map<const Value *, int32_t> accOf_;
+  std::map<const Value *, const Op *> exitOf_;
+  std::map<std::vector<double>, int32_t> constants_;
+  std::map<std::pair<const Value *, int>, int32_t> dataBuffers_;
+  std::set<int> computed_;
+};
+
+} // namespace
+
+std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
+                                bool randomInitConditions, DiagnosticEngine &diags) {
+  auto plan = std::make_unique<Plan>();
+  PlanBuilder b(m, eval, data, randomInitConditions, diags, *plan);
+  if (!b.run())
+    return nullptr;
+  return plan;
+}
+
+// ---- printing ---------------------------------------------------------------
+
+namespace {
+void printExpr(const Plan &p, ExprId id, std::ostream &os) {
+  if (id == kNoExpr) {
+    os << "1";
+    return;
+  }
+  const Expr &e = p.exprs[id];
+  switch (e.kind) {
+  case Expr::Kind::IntConst: os << e.value; break;
+  case Expr::Kind::DoubleConst: os << ir::formatDouble(e.number); break;
+  case Expr::Kind::LoopVar: os << "i" << e.var; break;
+  case Expr::Kind::LoadInt:
+  case Expr::Kind::LoadDouble:
+    os << p.buffers[e.buffer].name << "[";
+    printExpr(p, e.a, os);
+    os << "]";
+    break;
+  case Expr::Kind::IntToDouble:
+    os << "double(";
+    printExpr(p, e.a, os);
+    os << ")";
+    break;
+  default: {
+    const char *op = e.kind == Expr::Kind::AddInt || e.kind == Expr::Kind::AddDouble   ? " + "
+                     : e.kind == Expr::Kind::MulInt || e.kind == Expr::Kind::MulDouble ? " * "
+                                                                                        : " - ";
+    os << "(";
+    printExpr(p, e.a, os);
+    os << op;
+    printExpr(p, e.b, os);
+    os << ")";
+  }
+  }
+}
+
+void printStmts(const Plan &p, const std::vector<Stmt> &body, int indent, std::ostream &os) {
+  for (const Stmt &s : body) {
+    os << std::string(size_t(indent) * 2, ' ');
+    switch (s.kind) {
+    case Stmt::Kind::Loop:
+      os << "for i" << s.var << " < ";
+      printExpr(p, s.bound, os);
+      if (!s.note.empty())
+        os << "  // " << s.note;
+      os << " {\n";
+      printStmts(p, s.body, indent + 1, os);
+      os << std::string(size_t(indent) * 2, ' ') << "}\n";
+      break;
+    case Stmt::Kind::Zero:
+      os << "zero " << p.buffers[s.buffer].name << "[";
+      printExpr(p, s.index, os);
+      os << " +: " << s.count << "]\n";
+      break;
+    case Stmt::Kind::Call:
+      if (s.result == Stmt::Result::Elbo)
+        os << "elbo += ";
+      else if (s.result == Stmt::Result::Slot) {
+        os << p.buffers[s.buffer].name << "[";
+        printExpr(p, s.index, os);
+        os << "] += ";
+      }
+      if (s.scale != kNoExpr) {
+        printExpr(p, s.scale, os);
+        os << " * ";
+      }
+      os << s.kernel->name << "(";
+      for (size_t i = 0; i < s.args.size(); ++i) {
+        const Arg &a = s.args[i];
+        if (i)
+          os << ", ";
+        switch (a.kind) {
+        case Arg::Kind::Int:
+        case Arg::Kind::Double: printExpr(p, a.expr, os); break;
+        case Arg::Kind::Null: os << "null"; break;
+        case Arg::Kind::Pointer:
+          os << "&" << p.buffers[a.buffer].name << "[";
+          printExpr(p, a.expr, os);
+          os << "]";
+          break;
+        case Arg::Kind::TempPointer:
+          os << "&{";
+          printExpr(p, a.expr, os);
+          os << "}";
+          break;
+        }
+      }
+      os << ")";
+      if (!s.note.empty())
+        os << "  // " << s.note;
+      os << "\n";
+      break;
+    }
+  }
+}
+} // namespace
+
+std::string printPlan(const Plan &p) {
+  std::ostringstream os;
+  for (const Buffer &b : p.buffers)
+    os << "buffer " << b.name << " : " << (b.isInt ? "i64" : "f64") << "[" << b.size << "]"
+       << (b.doubles.empty() && b.ints.empty() ? "" : " (filled)") << "\n";
+  for (const Posterior &post : p.posteriors)
+    if (post.randomInit)
+      os << "random init " << post.variable->name << "\n";
+  for (int b = 0; b < Plan::NumBlocks; ++b) {
+    os << Plan::kBlockNames[b] << " {\n";
+    printStmts(p, p.blocks[b], 1, os);
+    os << "}\n";
+  }
+  return os.str();
+}
+
+} // namespace ppc::codegen

@@ -1,0 +1,166 @@
+//===- codegen/Plan.h - the executable form of a schedule ------------------===//
+//
+// The last IR before machine code (DESIGN.md §4, step 11). A schedule's
+// `update`, `fuse` and `local` statements, bound to data, become loop nests of
+// runtime kernel calls over flat buffers:
+//
+//   * every latent variable has two buffers, its posterior's natural
+//     parameters (eta) and expected statistics, one row per plate element;
+//   * every message statement has an accumulator shaped like its target's
+//     eta: a marginal update is eta = sum of its messages' accumulators,
+//     then statistics = stats(eta);
+//   * observed data, plate sizes (CSR offsets for ragged plates) and the
+//     constants kernels take by pointer are buffers filled at bind time.
+//
+// Indices are small expression trees over loop variables (a plate element's
+// flat index is `offsets[parent] + i` for a ragged plate, `parent * n + i`
+// otherwise). Two back ends run a plan: the reference interpreter
+// (codegen/Interpreter.cpp) and LLVM code generation (codegen/LLVMCodegen.cpp);
+// they call the same kernels in the same order, so they agree to rounding.
+//
+// A plan has four blocks: `init` (once), `iteration`, `final` (after the last
+// iteration) and `elbo` (the evidence lower bound of the current posteriors,
+// the block's return value).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/Catalogue.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppc {
+class DiagnosticEngine;
+namespace ir { class Module; class Value; struct Evaluation; }
+namespace rt { struct BoundData; struct RuntimeSymbol; }
+} // namespace ppc
+
+namespace ppc::codegen {
+
+using ExprId = int32_t;
+constexpr ExprId kNoExpr = -1;
+
+/// An integer (index) or floating-point (weight) expression.
+struct Expr {
+  enum class Kind : uint8_t {
+    IntConst,    ///< value
+    LoopVar,     ///< var
+    AddInt,      ///< a + b
+    MulInt,      ///< a * b
+    LoadInt,     ///< int64 buffer[a]
+    DoubleConst, ///< number
+    LoadDouble,  ///< double buffer[a]
+    IntToDouble, ///< (double) a
+    AddDouble,   ///< a + b
+    MulDouble,   ///< a * b
+    SubDouble,   ///< a - b
+  };
+  Kind kind = Kind::IntConst;
+  int64_t value = 0;
+  double number = 0;
+  int32_t var = 0, buffer = -1;
+  ExprId a = kNoExpr, b = kNoExpr;
+  bool isDouble() const { return kind >= Kind::DoubleConst; }
+};
+
+/// A kernel argument.
+struct Arg {
+  enum class Kind : uint8_t {
+    Int,       ///< int64 expression
+    Double,    ///< double expression
+    Pointer,   ///< &buffer[index]
+    Null,      ///< nullptr
+    TempPointer///< pointer to a temporary holding a double expression
+  };
+  Kind kind = Kind::Int;
+  ExprId expr = kNoExpr; ///< Int, Double, TempPointer: the value; Pointer: the element index
+  int32_t buffer = -1;
+};
+
+struct Stmt {
+  enum class Kind : uint8_t {
+    Loop, ///< for var in [0, bound): body
+    Call, ///< kernel(args); the result optionally added somewhere
+    Zero, ///< buffer[index .. index + count) = 0
+  };
+  Kind kind = Kind::Call;
+  // Loop
+  int32_t var = 0;
+  ExprId bound = kNoExpr;
+  std::vector<Stmt> body;
+  // Call
+  const rt::RuntimeSymbol *kernel = nullptr;
+  std::vector<Arg> args;
+  /// Where the result goes: nowhere, the block's ELBO sum, or buffer[index].
+  enum class Result : uint8_t { Discard, Elbo, Slot } result = Result::Discard;
+  ExprId scale = kNoExpr; ///< the result is multiplied by this double (kNoExpr: 1)
+  // Zero and Slot results
+  int32_t buffer = -1;
+  ExprId index = kNoExpr;
+  int64_t count = 0;
+  /// What the statement computes, for --emit=llvm comments and errors.
+  std::string note;
+};
+
+struct Buffer {
+  std::string name;
+  bool isInt = false;
+  int64_t size = 0;
+  std::vector<double> doubles; ///< initial contents (constants, data); empty: zeros
+  std::vector<int64_t> ints;
+};
+
+/// A latent variable's posterior in the buffers.
+struct Posterior {
+  const ir::Value *variable = nullptr; ///< the random variable (its IR name names outputs)
+  Family family = Family::Gaussian;    ///< Beta and Dirichlet share a layout
+  int64_t dimension = 1;               ///< K for Dirichlet, Categorical (2 for Beta)
+  int64_t width = 1;                   ///< doubles per element (eta and stats)
+  int64_t elements = 0;
+  int32_t eta = -1, stats = -1;
+  /// Randomly initialized before the init block (a gate condition: symmetry breaking).
+  bool randomInit = false;
+};
+
+struct Plan {
+  std::vector<Expr> exprs;
+  std::vector<Buffer> buffers;
+  std::vector<Posterior> posteriors;
+  int32_t loopVars = 0;
+  enum BlockId { Init, Iteration, Final, Elbo, NumBlocks };
+  std::vector<Stmt> blocks[NumBlocks];
+  static constexpr const char *kBlockNames[NumBlocks] = {"init", "iteration", "final", "elbo"};
+
+  // Expression builders (constant-folded).
+  ExprId intConst(int64_t v);
+  ExprId doubleConst(double v);
+  ExprId loopVar(int32_t var);
+  ExprId add(ExprId a, ExprId b);
+  ExprId mul(ExprId a, ExprId b);
+  ExprId addDouble(ExprId a, ExprId b);
+  ExprId mulDouble(ExprId a, ExprId b);
+  ExprId subDouble(ExprId a, ExprId b);
+  ExprId loadInt(int32_t buffer, ExprId index);
+  ExprId loadDouble(int32_t buffer, ExprId index);
+  ExprId intToDouble(ExprId a);
+  std::optional<int64_t> constantOf(ExprId e) const;
+  std::optional<double> doubleConstantOf(ExprId e) const;
+};
+
+/// Builds the plan of a scheduled module bound to data. Unsupported
+/// constructs are errors in `diags` (with the statement's position); returns
+/// null then. With `randomInitConditions`, the latent conditions of gates
+/// (the targets of evidence messages) start from random posteriors; the
+/// scheduler must have been told the same (passes::PassContext).
+std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
+                                bool randomInitConditions, DiagnosticEngine &diags);
+
+/// A readable listing of the plan (tests and debugging).
+std::string printPlan(const Plan &p);
+
+} // namespace ppc::codegen
