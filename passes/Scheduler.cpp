@@ -107,8 +107,16 @@ void Scheduler::scheduleIteration(unsigned v) {
   for (unsigned u : freshSources_[v])
     if (!fresh_[u])
       scheduleIteration(u);
-  for (unsigned e : g_.sources[v])
-    initUsed_[g_.edges[e].from] = true;
+  // An initialization is used once every statement that reads it has run
+  // (a mixture's random responsibilities must reach all the components'
+  // parameters, not only the weights, before they are recomputed).
+  for (unsigned e : g_.sources[v]) {
+    unsigned u = g_.edges[e].from;
+    if (g_.edges[e].kind == DepKind::Trigger)
+      continue;
+    unreadBy_[u].erase(v);
+    initUsed_[u] = unreadBy_[u].empty();
+  }
   iter_.push_back(v);
   valid_[v] = true;
   fresh_[v] = true;
@@ -128,6 +136,10 @@ bool Scheduler::iteration() {
   valid_.assign(n, true);
   fresh_.assign(n, false);
   initUsed_.assign(n, false);
+  unreadBy_.assign(n, {});
+  for (const DepEdge &e : g_.edges)
+    if (e.kind != DepKind::Trigger && !g_.invariant[e.to])
+      unreadBy_[e.from].insert(e.to);
   // Every non-invariant node reaches its marginal, an output.
   for (unsigned s = 0; s < n; ++s)
     if (!g_.invariant[s])

@@ -69,6 +69,7 @@ private:
   std::vector<std::vector<unsigned>> triggers_, freshSources_;
   std::vector<bool> valid_, fresh_, initUsed_;
   std::set<unsigned> waiting_;
+  std::vector<std::set<unsigned>> unreadBy_; ///< statements that have not yet read each statement
   std::vector<unsigned> iter_, init_, final_;
 };
 

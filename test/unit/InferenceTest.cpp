@@ -1,0 +1,375 @@
+// End-to-end inference: model text + CSV -> compiled plan -> VMP, checked
+// against closed forms (conjugate models: the posterior is exact and the
+// ELBO equals the log evidence), published values (Infer.NET, BayesPy) and
+// the reference interpreter (JIT = interpreter on every example).
+#include "codegen/Executor.h"
+#include "codegen/Jit.h"
+#include "codegen/Plan.h"
+#include "ir/Diagnostics.h"
+#include "ir/Evaluate.h"
+#include "ir/IR.h"
+#include "passes/PassManager.h"
+#include "runtime/Binding.h"
+#include "tools/Driver.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <llvm/Support/raw_ostream.h>
+#include <numeric>
+#include <unistd.h>
+
+using namespace ppc;
+
+namespace {
+
+std::string examplePath(const std::string &rel) { return std::string(PPC_SOURCE_DIR) + "/examples/" + rel; }
+
+std::string readAll(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// A file with `text` in a fresh temporary directory.
+std::string tempFile(const std::string &name, const std::string &text) {
+  static std::string dir = [] {
+    char tmpl[] = "/tmp/ppc-inference-test-XXXXXX";
+    const char *d = ::mkdtemp(tmpl);
+    return std::string(d ? d : "/tmp");
+  }();
+  std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+codegen::JitSession &session() {
+  static std::unique_ptr<codegen::JitSession> s = [] {
+    std::string error;
+    auto j = codegen::JitSession::create(error);
+    EXPECT_TRUE(j) << error;
+    return j;
+  }();
+  return *s;
+}
+
+struct Fit {
+  std::string source;
+  std::unique_ptr<DiagnosticEngine> diags;
+  std::unique_ptr<ir::Module> module;
+  std::optional<ir::Evaluation> eval;
+  std::optional<rt::BoundData> data;
+  std::unique_ptr<codegen::Plan> plan;
+  std::unique_ptr<codegen::Engine> engine;
+  std::unique_ptr<codegen::Inference> inference;
+  rt::RunSummary summary;
+  std::string error;
+  bool ok = false;
+
+  const codegen::Posterior &posterior(const std::string &name) const {
+    for (const codegen::Posterior &p : plan->posteriors)
+      if (p.variable->name == name)
+        return p;
+    ADD_FAILURE() << "no posterior " << name;
+    return plan->posteriors.front();
+  }
+  const double *stats(const std::string &name, int64_t element = 0) const {
+    const codegen::Posterior &p = posterior(name);
+    return inference->buffer(p.stats).data() + element * p.width;
+  }
+  const double *eta(const std::string &name, int64_t element = 0) const {
+    const codegen::Posterior &p = posterior(name);
+    return inference->buffer(p.eta).data() + element * p.width;
+  }
+  double elbo() const { return summary.elbo.empty() ? NAN : summary.elbo.back(); }
+};
+
+struct FitOptions {
+  std::map<std::string, std::string> params, map;
+  std::optional<std::string> weight;
+  std::string engine = "jit";
+  codegen::RunOptions run;
+  std::string pipeline; ///< empty: the default
+};
+
+std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string> &files, const FitOptions &o) {
+  auto f = std::make_unique<Fit>();
+  f->source = model;
+  f->diags = std::make_unique<DiagnosticEngine>("model.ppl", f->source, llvm::errs());
+  f->module = compileModel(f->source, *f->diags);
+  if (!f->module)
+    return f;
+  f->eval = ir::evaluate(*f->module, o.params, true, *f->diags);
+  if (!f->eval)
+    return f;
+  rt::BindingOptions b;
+  b.files = files;
+  b.map = o.map;
+  b.weight = o.weight;
+  std::vector<std::string> errors;
+  f->data = rt::bindData(*f->module, *f->eval, b, errors);
+  for (auto &e : errors)
+    ADD_FAILURE() << e;
+  if (!f->data)
+    return f;
+  passes::PassManager pm;
+  std::string error;
+  EXPECT_TRUE(pm.addPipeline(o.pipeline.empty() ? passes::defaultPipeline() : o.pipeline, error)) << error;
+  passes::PassContext ctx{*f->diags, &llvm::nulls(), {}, {}};
+  ctx.randomInitConditions = true;
+  if (!pm.run(*f->module, ctx, llvm::nulls(), llvm::nulls()))
+    return f;
+  f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags);
+  if (!f->plan)
+    return f;
+  if (o.engine == "jit")
+    f->engine = codegen::createJitEngine(*f->plan, session(), nullptr, f->error);
+  else
+    f->engine = codegen::createInterpreter(*f->plan);
+  if (!f->engine)
+    return f;
+  f->inference = std::make_unique<codegen::Inference>(*f->plan);
+  f->inference->initialize(*f->engine, o.run.seed);
+  f->ok = f->inference->run(*f->engine, o.run, f->summary, nullptr, f->error);
+  return f;
+}
+
+FitOptions tight() {
+  FitOptions o;
+  o.run.maxIterations = 1000;
+  o.run.tolerance = 1e-15;
+  return o;
+}
+
+double lbeta(double a, double b) { return std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b); }
+
+// ---- conjugate models: exact posteriors, ELBO = log evidence -----------------
+
+TEST(Inference, BetaBernoulliIsExact) {
+  std::vector<int> x = {1, 0, 1, 1, 0, 1, 1, 1, 0, 1};
+  std::string csv = "x\n";
+  for (int v : x)
+    csv += std::to_string(v) + "\n";
+  auto f = fit("@Model class M(a: Double = 2.0, b: Double = 3.0) {\n"
+               "  val p = Beta(a, b)\n"
+               "  val x = ?.map(_ => Bernoulli(p))\n"
+               "}\n",
+               {tempFile("bb.csv", csv)}, tight());
+  ASSERT_TRUE(f->ok) << f->error;
+  int heads = std::accumulate(x.begin(), x.end(), 0), tails = int(x.size()) - heads;
+  const double *eta = f->eta("p");
+  EXPECT_NEAR(eta[0] + 1, 2.0 + heads, 1e-12);
+  EXPECT_NEAR(eta[1] + 1, 3.0 + tails, 1e-12);
+  double logEvidence = lbeta(2.0 + heads, 3.0 + tails) - lbeta(2.0, 3.0);
+  EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
+}
+
+TEST(Inference, DirichletCategoricalIsExact) {
+  std::vector<int> x = {0, 2, 2, 1, 2, 0, 2, 3, 2, 2, 1};
+  std::string csv = "x\n";
+  for (int v : x)
+    csv += std::to_string(v) + "\n";
+  auto f = fit("@Model class M(K: Long = 4) {\n"
+               "  val p = Dirichlet(1.5, K)\n"
+               "  val x = ?.map(_ => Categorical(p))\n"
+               "}\n",
+               {tempFile("dc.csv", csv)}, tight());
+  ASSERT_TRUE(f->ok) << f->error;
+  std::vector<double> counts(4, 0);
+  for (int v : x)
+    counts[size_t(v)] += 1;
+  double logEvidence = std::lgamma(4 * 1.5) - std::lgamma(4 * 1.5 + double(x.size()));
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(f->eta("p")[k] + 1, 1.5 + counts[size_t(k)], 1e-12);
+    logEvidence += std::lgamma(1.5 + counts[size_t(k)]) - std::lgamma(1.5);
+  }
+  EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
+}
+
+TEST(Inference, GammaPoissonIsExact) {
+  std::vector<int> x = {3, 0, 5, 2, 2, 7, 1, 4};
+  std::string csv = "x\n";
+  for (int v : x)
+    csv += std::to_string(v) + "\n";
+  auto f = fit("@Model class M(a: Double = 2.0, b: Double = 1.5) {\n"
+               "  val l = Gamma(a, b)\n"
+               "  val x = ?.map(_ => Poisson(l))\n"
+               "}\n",
+               {tempFile("gp.csv", csv)}, tight());
+  ASSERT_TRUE(f->ok) << f->error;
+  double a = 2.0, b = 1.5, n = double(x.size()), s = 0, logFact = 0;
+  for (int v : x) {
+    s += v;
+    logFact += std::lgamma(v + 1.0);
+  }
+  const double *eta = f->eta("l");
+  EXPECT_NEAR(eta[1] + 1, a + s, 1e-12);  // shape
+  EXPECT_NEAR(-eta[0], b + n, 1e-12);     // rate
+  double logEvidence = a * std::log(b) - std::lgamma(a) + std::lgamma(a + s) - (a + s) * std::log(b + n) - logFact;
+  EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
+}
+
+// ---- published values -----------------------------------------------------------
+
+// Infer.NET's VMP test "Gaussian with unknown mean and precision, one point".
+TEST(Inference, InferNetGaussianOnePoint) {
+  auto f = fit("@Model class M() {\n"
+               "  val prec = Gamma(1.0, 1.0)\n"
+               "  val m = Gaussian(0.0, 10.0)\n"
+               "  val x = ?.map(_ => Gaussian(m, prec))\n"
+               "}\n",
+               {tempFile("one.csv", "x\n0.5\n")}, tight());
+  ASSERT_TRUE(f->ok) << f->error;
+  EXPECT_NEAR(f->stats("prec")[0], 1.31365592, 1e-6);
+  EXPECT_NEAR(f->stats("prec")[1], -0.09616110, 1e-6);
+  EXPECT_NEAR(f->stats("m")[0], 0.05805621, 1e-6);
+  EXPECT_NEAR(f->stats("m")[1], 0.09175928, 1e-6);
+  EXPECT_NEAR(f->elbo(), -1.2592065, 1e-6);
+}
+
+// BayesPy's quickstart: converged lower bound -58.20288.
+TEST(Inference, BayesPyQuickstart) {
+  const double z[] = {1.62434536, -0.61175641, -0.52817175, -1.07296862, 0.86540763,
+                      -2.3015387, 1.74481176,  -0.7612069,  0.3190391,   -0.24937038};
+  std::string csv = "x\n";
+  for (double v : z) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g\n", 5 + 10 * v);
+    csv += buf;
+  }
+  auto f = fit("@Model class M() {\n"
+               "  val mu = Gaussian(0.0, 1e-6)\n"
+               "  val tau = Gamma(1e-6, 1e-6)\n"
+               "  val x = ?.map(_ => Gaussian(mu, tau))\n"
+               "}\n",
+               {tempFile("bayespy.csv", csv)}, tight());
+  ASSERT_TRUE(f->ok) << f->error;
+  EXPECT_NEAR(f->elbo(), -58.20288, 1e-5);
+}
+
+// The clinical trial of the examples: exact Bayes over two conjugate branches.
+TEST(Inference, ClinicalTrialModelSelection) {
+  FitOptions o = tight();
+  o.map["g"] = "group";
+  auto f = fit(readAll(examplePath("clinical_trial.ppl")), {examplePath("data/clinical_trial.csv")}, o);
+  ASSERT_TRUE(f->ok) << f->error;
+  EXPECT_NEAR(f->stats("effective")[0], 2772.0 / 3672.0, 1e-12);
+  // log p(data) = log(0.5 B(5,2) B(2,5) + 0.5 B(6,6)) with Beta(1, 1) priors.
+  double logEvidence = std::log(0.5 * std::exp(lbeta(5, 2) + lbeta(2, 5)) + 0.5 * std::exp(lbeta(6, 6)));
+  EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
+}
+
+// ---- mixtures ---------------------------------------------------------------------
+
+TEST(Inference, OldFaithfulHasTwoClusters) {
+  auto f = fit(readAll(examplePath("gaussian_mixture.ppl")), {examplePath("data/faithful.csv")}, FitOptions{});
+  ASSERT_TRUE(f->ok) << f->error;
+  EXPECT_TRUE(f->summary.converged);
+  double m0 = f->stats("eruptionMean", 0)[0], m1 = f->stats("eruptionMean", 1)[0];
+  double w0 = f->stats("waitingMean", 0)[0], w1 = f->stats("waitingMean", 1)[0];
+  if (m0 > m1) {
+    std::swap(m0, m1);
+    std::swap(w0, w1);
+  }
+  // The short and the long eruptions (R's faithful: about 2.04 / 54.5 and 4.29 / 80.0).
+  EXPECT_NEAR(m0, 2.04, 0.05);
+  EXPECT_NEAR(w0, 54.5, 0.5);
+  EXPECT_NEAR(m1, 4.29, 0.05);
+  EXPECT_NEAR(w1, 80.0, 0.5);
+}
+
+TEST(Inference, SameSeedSameAnswerOtherSeedOtherStart) {
+  FitOptions o;
+  o.run.maxIterations = 3;
+  auto a = fit(readAll(examplePath("gaussian_mixture.ppl")), {examplePath("data/faithful.csv")}, o);
+  auto b = fit(readAll(examplePath("gaussian_mixture.ppl")), {examplePath("data/faithful.csv")}, o);
+  o.run.seed = 7;
+  auto c = fit(readAll(examplePath("gaussian_mixture.ppl")), {examplePath("data/faithful.csv")}, o);
+  ASSERT_TRUE(a->ok && b->ok && c->ok);
+  EXPECT_EQ(a->summary.elbo, b->summary.elbo);
+  EXPECT_NE(a->summary.elbo, c->summary.elbo);
+}
+
+// ---- JIT = interpreter on every example -------------------------------------------
+
+struct Example {
+  std::string model;
+  std::vector<std::string> files;
+  std::map<std::string, std::string> map, params;
+  std::optional<std::string> weight;
+};
+
+std::vector<Example> examples() {
+  std::string coins = "x\n", noise = "y\n";
+  for (int i = 0; i < 40; ++i)
+    coins += std::to_string((i * 7 + i / 3) % 3 == 0 ? 1 : 0) + "\n";
+  for (int i = 0; i < 60; ++i)
+    noise += std::to_string(i % 3 == 2 ? 5.0 + 0.1 * (i % 7) : 0.3 * std::sin(double(i))) + "\n";
+  return {
+      {"lda.ppl", {examplePath("data/ap_small_d200_w500.csv")}, {{"theta", "doc"}, {"x", "word"}},
+       {{"V", "500"}, {"K", "5"}}, "count"},
+      {"gaussian_mixture.ppl", {examplePath("data/faithful.csv")}, {}, {}, std::nullopt},
+      {"clinical_trial.ppl", {examplePath("data/clinical_trial.csv")}, {{"g", "group"}}, {}, std::nullopt},
+      {"bernoulli_mixture.ppl", {examplePath("data/digits_binary.csv")}, {{"x", "p*"}}, {}, std::nullopt},
+      {"poisson_gamma.ppl", {examplePath("data/digits_counts.csv")}, {{"x", "p*"}}, {}, std::nullopt},
+      {"two_coins.ppl", {tempFile("coins.csv", coins)}, {}, {}, std::nullopt},
+      {"noise_models.ppl", {tempFile("noise.csv", noise)}, {}, {}, std::nullopt},
+  };
+}
+
+TEST(Inference, JitEqualsInterpreterOnEveryExample) {
+  for (const Example &ex : examples()) {
+    SCOPED_TRACE(ex.model);
+    FitOptions o;
+    o.map = ex.map;
+    o.params = ex.params;
+    o.weight = ex.weight;
+    o.run.maxIterations = 5;
+    o.run.tolerance = 0;
+    auto jit = fit(readAll(examplePath(ex.model)), ex.files, o);
+    o.engine = "interp";
+    auto interp = fit(readAll(examplePath(ex.model)), ex.files, o);
+    ASSERT_TRUE(jit->ok) << jit->error;
+    ASSERT_TRUE(interp->ok) << interp->error;
+    ASSERT_EQ(jit->summary.elbo.size(), interp->summary.elbo.size());
+    for (size_t i = 0; i < jit->summary.elbo.size(); ++i)
+      EXPECT_NEAR(jit->summary.elbo[i], interp->summary.elbo[i], 1e-12 * std::abs(interp->summary.elbo[i]));
+    // Every posterior, element by element.
+    for (const codegen::Posterior &p : jit->plan->posteriors) {
+      const std::vector<double> &a = jit->inference->buffer(p.eta), &b = interp->inference->buffer(p.eta);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i)
+        ASSERT_NEAR(a[i], b[i], 1e-12 * std::max(1.0, std::abs(b[i]))) << p.variable->name << "[" << i << "]";
+    }
+    // VMP never decreases the ELBO (the run checks it; make sure it ran).
+    for (size_t i = 1; i < jit->summary.elbo.size(); ++i)
+      EXPECT_GE(jit->summary.elbo[i], jit->summary.elbo[i - 1] - 1e-9 * std::abs(jit->summary.elbo[i]));
+  }
+}
+
+long residentKiB() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::atol(line.c_str() + 6);
+  return 0;
+}
+
+// Recompiling many times in one session does not grow memory: the code of a
+// dropped engine is released (ORC resource trackers).
+TEST(Inference, DroppedEnginesReleaseTheirCode) {
+  FitOptions o;
+  o.run.maxIterations = 1;
+  std::string model = readAll(examplePath("gaussian_mixture.ppl"));
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(fit(model, {examplePath("data/faithful.csv")}, o)->ok);
+  long before = residentKiB();
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(fit(model, {examplePath("data/faithful.csv")}, o)->ok);
+  long grown = residentKiB() - before;
+  EXPECT_LT(grown, 8 * 1024) << "resident memory grew by " << grown << " KiB over 100 compilations";
+}
+
+} // namespace
