@@ -839,9 +839,13 @@ private:
       if (post.family == Family::Bernoulli) {
         // q(c = k) = k p + (1 - k)(1 - p)
         ExprId pr = p_.loadDouble(post.stats, row);
-        ExprId kd = p_.intToDouble(k);
         ExprId one = p_.doubleConst(1);
-        q = p_.addDouble(p_.mulDouble(kd, pr), p_.mulDouble(p_.subDouble(one, kd), p_.subDouble(one, pr)));
+        if (auto kc = p_.constantOf(k)) {
+          q = *kc == 1 ? pr : p_.subDouble(one, pr);
+        } else {
+          ExprId kd = p_.intToDouble(k);
+          q = p_.addDouble(p_.mulDouble(kd, pr), p_.mulDouble(p_.subDouble(one, kd), p_.subDouble(one, pr)));
+        }
       } else {
         q = p_.loadDouble(post.stats, p_.add(row, k));
       }

@@ -210,6 +210,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, const rt::
   options["iters"] = std::to_string(flags.run.maxIterations);
   options["tol"] = ir::formatDouble(flags.run.tolerance);
   options["seed"] = std::to_string(flags.run.seed);
+  options["threads"] = std::to_string(flags.threads);
   summary.options = std::move(options);
   codegen::Inference inference(*plan);
   inference.initialize(*engine, flags.run.seed);
@@ -326,8 +327,12 @@ int main(int argc, char **argv) {
     return usageError("--threads " + std::to_string(run.threads) +
                       ": this build runs inference on one thread; parallel loops are not implemented yet");
   std::map<std::string, std::string> optionsUsed;
-  for (int i = 1; i < argc; ++i)
-    optionsUsed["argv[" + std::to_string(i) + "]"] = argv[i];
+  {
+    std::string command = "ppc";
+    for (int i = 1; i < argc; ++i)
+      command += std::string(" ") + argv[i];
+    optionsUsed["command"] = command;
+  }
   auto started = std::chrono::steady_clock::now();
   // The default pipeline runs as far as the level asked for, then verifies;
   // an explicit --passes pipeline runs whole and --emit prints its result.
