@@ -42,11 +42,11 @@ case "${1:-build}" in
   build) install_deps; build ;;
   demo)
     install_deps; build
-    # LDA for the AP corpus (examples/data/ap_bow.csv: 10473 words, K = 20 topics):
-    # the plate tree and the compiled VMP schedule. Inference on the data is the
-    # next milestone.
-    ./build/bin/ppc examples/lda.ppl -p K=20 -p V=10473 --emit=plates
-    ./build/bin/ppc examples/lda.ppl -p K=20 -p V=10473 --emit=schedule --local-iters 10 --local-restart ;;
+    # LDA on the bundled AP corpus (2246 documents, 10473 words, K = 20 topics):
+    # the live ELBO trace on stderr, then the top words of each topic.
+    ./build/bin/ppc examples/lda.ppl -p V=10473 --infer examples/data/ap_bow.csv \
+      --map theta=doc --map x=word --weight count --vocab examples/data/ap_vocab.txt --iters 50 |
+      sed -n '/^phi:/,/^theta:/p' ;;
   test)
     install_deps; build
     ctest --test-dir build --output-on-failure -j "$(nproc)" ;;
