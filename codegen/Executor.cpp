@@ -153,6 +153,13 @@ void Inference::initialize(Engine &engine, uint64_t seed) {
       }
     }
   }
+  for (const Posterior &post : plan_.posteriors)
+    if (post.randomInit) {
+      doubles_[size_t(post.initEta)] = doubles_[size_t(post.eta)];
+      doubles_[size_t(post.initStats)] = doubles_[size_t(post.stats)];
+      bases_[size_t(post.initEta)] = doubles_[size_t(post.initEta)].data();
+      bases_[size_t(post.initStats)] = doubles_[size_t(post.initStats)].data();
+    }
   engine.runBlock(Plan::Init, bases_.data());
 }
 

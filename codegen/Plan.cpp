@@ -489,8 +489,12 @@ private:
       }
       const Posterior &post = p_.posteriors[it->second];
       accOf_[op.result()] = addBuffer(op.result()->name, false, post.elements * post.width);
-      if (op.evidence && randomInit_)
-        p_.posteriors[it->second].randomInit = true;
+      if (op.evidence && randomInit_ && !p_.posteriors[it->second].randomInit) {
+        Posterior &post = p_.posteriors[it->second];
+        post.randomInit = true;
+        post.initEta = addBuffer(op.target->value->name + ".eta.init", false, post.elements * post.width);
+        post.initStats = addBuffer(op.target->value->name + ".stats.init", false, post.elements * post.width);
+      }
     });
   }
 
@@ -1250,8 +1254,35 @@ private:
       Env env;
       if (!bindContext(*marg, loops, ctx, env))
         return;
-      emitMarginal(*marg, loops, env, out, ctx.levels.size());
+      int pi = posteriorOfQ_.at(marg->result());
+      if (p_.posteriors[pi].randomInit)
+        emitRestoreInitial(*marg, p_.posteriors[pi], loops, env, out, ctx.levels.size());
+      else
+        emitMarginal(*marg, loops, env, out, ctx.levels.size());
     }
+  }
+
+  /// A randomly initialized posterior goes back to its initial values.
+  void emitRestoreInitial(const Op &marg, const Posterior &post, const std::vector<Op *> &loops, Env &env,
+                          std::vector<Stmt> &out, size_t from) {
+    const rt::RuntimeSymbol *axpy = rt::findRuntimeKernel("ppc_axpy");
+    emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
+      ExprId row = p_.mul(flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc), p_.intConst(post.width));
+      for (auto [dst, src] : {std::pair{post.eta, post.initEta}, std::pair{post.stats, post.initStats}}) {
+        Stmt z;
+        z.kind = Stmt::Kind::Zero;
+        z.buffer = dst;
+        z.index = row;
+        z.count = post.width;
+        z.note = "restart " + marg.result()->name;
+        body.push_back(std::move(z));
+        Stmt c;
+        c.kind = Stmt::Kind::Call;
+        c.kernel = axpy;
+        c.args = {intArg(post.width), doubleArg(1.0), ptrArg(src, row), ptrArg(dst, row)};
+        body.push_back(std::move(c));
+      }
+    });
   }
 
   // ---- the ELBO ----

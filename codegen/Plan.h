@@ -123,8 +123,11 @@ struct Posterior {
   int64_t width = 1;                   ///< doubles per element (eta and stats)
   int64_t elements = 0;
   int32_t eta = -1, stats = -1;
-  /// Randomly initialized before the init block (a gate condition: symmetry breaking).
+  /// Randomly initialized before the init block (a gate condition: symmetry
+  /// breaking); the initial values are kept in initEta/initStats for
+  /// `local ... restart`.
   bool randomInit = false;
+  int32_t initEta = -1, initStats = -1;
 };
 
 struct Plan {
