@@ -826,6 +826,8 @@ private:
 
   // Reads of posteriors never computed are schedule bugs.
   void noteRead(int posterior, SourceRange where) {
+    if (checkReads_)
+      initRead_.insert(posterior);
     if (!checkReads_ || computed_.count(posterior))
       return;
     fail(where, "internal: the schedule reads %" + p_.posteriors[posterior].variable->name +
@@ -990,6 +992,11 @@ private:
                     size_t from) {
     int pi = posteriorOfQ_.at(marg.result());
     const Posterior post = p_.posteriors[pi];
+    if (post.randomInit && checkReads_ && !initRead_.count(pi) && warnedInit_.insert(pi).second)
+      diags_.warning(post.variable->def ? post.variable->def->loc : marg.loc,
+                     "the random initialization of %" + post.variable->name +
+                         " is recomputed before anything reads it, so it cannot break the symmetry of the mixture "
+                         "components; this schedule (e.g. --local-iters) may leave them identical");
     std::vector<int32_t> accs;
     for (size_t i = 1; i < marg.operands.size(); ++i)
       accs.push_back(accOf_.at(marg.operands[i].value));
@@ -1385,7 +1392,7 @@ private:
   std::map<const Value *, const Op *> exitOf_;
   std::map<std::vector<double>, int32_t> constants_;
   std::map<std::pair<const Value *, int>, int32_t> dataBuffers_;
-  std::set<int> computed_;
+  std::set<int> computed_, initRead_, warnedInit_;
 };
 
 } // namespace

@@ -30,6 +30,9 @@ int main(int argc, char **argv) {
   app.add_option("--local-iters", localIters, "local sweeps per element (local-schedule)")
       ->check(CLI::Range(int64_t(1), int64_t(1000000)));
   app.add_flag("--local-restart", localRestart, "restart locals every iteration (local-schedule)");
+  bool randomInit = false;
+  app.add_flag("--random-init", randomInit,
+               "schedule as ppc does: gate conditions start from random posteriors (schedule, fuse)");
   app.add_option("input", input, "IR file ('-' for standard input)");
   app.add_option("--passes", pipeline, "passes to run, in order (a,b,c)");
   app.add_flag("--print-after-all", pmOptions.printAfterAll, "print the IR after every pass");
@@ -75,6 +78,7 @@ int main(int argc, char **argv) {
     passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
     ctx.localIterations = localIters;
     ctx.localRestart = localRestart;
+    ctx.randomInitConditions = randomInit;
     if (!pm.run(*m, ctx, llvm::outs(), llvm::errs()))
       return 1;
     ir::print(*m, llvm::outs());
