@@ -35,6 +35,15 @@ ExprId push(Plan &p, Expr e) {
   p.exprs.push_back(e);
   return static_cast<ExprId>(p.exprs.size() - 1);
 }
+/// A node with operands a, b (and a buffer for loads).
+ExprId node(Plan &p, Expr::Kind kind, ExprId a, ExprId b = kNoExpr, int32_t buffer = -1) {
+  Expr e;
+  e.kind = kind;
+  e.a = a;
+  e.b = b;
+  e.buffer = buffer;
+  return push(p, e);
+}
 } // namespace
 
 ExprId Plan::intConst(int64_t v) {
@@ -75,11 +84,7 @@ ExprId Plan::add(ExprId a, ExprId b) {
     return b;
   if (cb && *cb == 0)
     return a;
-  Expr e;
-  e.kind = Expr::Kind::AddInt;
-  e.a = a;
-  e.b = b;
-  return push(*this, e);
+  return node(*this, Expr::Kind::AddInt, a, b);
 }
 ExprId Plan::mul(ExprId a, ExprId b) {
   auto ca = constantOf(a), cb = constantOf(b);
@@ -91,11 +96,7 @@ ExprId Plan::mul(ExprId a, ExprId b) {
     return b;
   if (cb && *cb == 1)
     return a;
-  Expr e;
-  e.kind = Expr::Kind::MulInt;
-  e.a = a;
-  e.b = b;
-  return push(*this, e);
+  return node(*this, Expr::Kind::MulInt, a, b);
 }
 ExprId Plan::addDouble(ExprId a, ExprId b) {
   auto ca = doubleConstantOf(a), cb = doubleConstantOf(b);
@@ -105,11 +106,7 @@ ExprId Plan::addDouble(ExprId a, ExprId b) {
     return b;
   if (cb && *cb == 0)
     return a;
-  Expr e;
-  e.kind = Expr::Kind::AddDouble;
-  e.a = a;
-  e.b = b;
-  return push(*this, e);
+  return node(*this, Expr::Kind::AddDouble, a, b);
 }
 ExprId Plan::mulDouble(ExprId a, ExprId b) {
   auto ca = doubleConstantOf(a), cb = doubleConstantOf(b);
@@ -119,46 +116,27 @@ ExprId Plan::mulDouble(ExprId a, ExprId b) {
     return b;
   if (cb && *cb == 1)
     return a;
-  Expr e;
-  e.kind = Expr::Kind::MulDouble;
-  e.a = a;
-  e.b = b;
-  return push(*this, e);
+  return node(*this, Expr::Kind::MulDouble, a, b);
 }
 ExprId Plan::subDouble(ExprId a, ExprId b) {
   auto ca = doubleConstantOf(a), cb = doubleConstantOf(b);
   if (ca && cb)
     return doubleConst(*ca - *cb);
-  Expr e;
-  e.kind = Expr::Kind::SubDouble;
-  e.a = a;
-  e.b = b;
-  return push(*this, e);
+  return node(*this, Expr::Kind::SubDouble, a, b);
 }
 ExprId Plan::loadInt(int32_t buffer, ExprId index) {
   if (auto c = constantOf(index); c && !buffers[buffer].ints.empty() && *c >= 0 &&
                                   *c < int64_t(buffers[buffer].ints.size()))
     return intConst(buffers[buffer].ints[*c]);
-  Expr e;
-  e.kind = Expr::Kind::LoadInt;
-  e.buffer = buffer;
-  e.a = index;
-  return push(*this, e);
+  return node(*this, Expr::Kind::LoadInt, index, kNoExpr, buffer);
 }
 ExprId Plan::loadDouble(int32_t buffer, ExprId index) {
-  Expr e;
-  e.kind = Expr::Kind::LoadDouble;
-  e.buffer = buffer;
-  e.a = index;
-  return push(*this, e);
+  return node(*this, Expr::Kind::LoadDouble, index, kNoExpr, buffer);
 }
 ExprId Plan::intToDouble(ExprId a) {
   if (auto c = constantOf(a))
     return doubleConst(double(*c));
-  Expr e;
-  e.kind = Expr::Kind::IntToDouble;
-  e.a = a;
-  return push(*this, e);
+  return node(*this, Expr::Kind::IntToDouble, a);
 }
 
 // ---- the builder ----------------------------------------------------------

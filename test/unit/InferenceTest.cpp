@@ -140,6 +140,14 @@ std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string
   return f;
 }
 
+/// A one-column CSV.
+template <typename T> std::string column(const std::string &name, const std::vector<T> &values) {
+  std::string csv = name + "\n";
+  for (T v : values)
+    csv += std::to_string(v) + "\n";
+  return csv;
+}
+
 FitOptions tight() {
   FitOptions o;
   o.run.maxIterations = 1000;
@@ -153,9 +161,7 @@ double lbeta(double a, double b) { return std::lgamma(a) + std::lgamma(b) - std:
 
 TEST(Inference, BetaBernoulliIsExact) {
   std::vector<int> x = {1, 0, 1, 1, 0, 1, 1, 1, 0, 1};
-  std::string csv = "x\n";
-  for (int v : x)
-    csv += std::to_string(v) + "\n";
+  std::string csv = column("x", x);
   auto f = fit("@Model class M(a: Double = 2.0, b: Double = 3.0) {\n"
                "  val p = Beta(a, b)\n"
                "  val x = ?.map(_ => Bernoulli(p))\n"
@@ -172,9 +178,7 @@ TEST(Inference, BetaBernoulliIsExact) {
 
 TEST(Inference, DirichletCategoricalIsExact) {
   std::vector<int> x = {0, 2, 2, 1, 2, 0, 2, 3, 2, 2, 1};
-  std::string csv = "x\n";
-  for (int v : x)
-    csv += std::to_string(v) + "\n";
+  std::string csv = column("x", x);
   auto f = fit("@Model class M(K: Long = 4) {\n"
                "  val p = Dirichlet(1.5, K)\n"
                "  val x = ?.map(_ => Categorical(p))\n"
@@ -194,9 +198,7 @@ TEST(Inference, DirichletCategoricalIsExact) {
 
 TEST(Inference, GammaPoissonIsExact) {
   std::vector<int> x = {3, 0, 5, 2, 2, 7, 1, 4};
-  std::string csv = "x\n";
-  for (int v : x)
-    csv += std::to_string(v) + "\n";
+  std::string csv = column("x", x);
   auto f = fit("@Model class M(a: Double = 2.0, b: Double = 1.5) {\n"
                "  val l = Gamma(a, b)\n"
                "  val x = ?.map(_ => Poisson(l))\n"
