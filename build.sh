@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  llvm-19-dev llvm-19-tools
+  llvm-19-dev llvm-19-tools clang-19
   antlr4 libantlr4-runtime-dev default-jre-headless
   libeigen3-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev

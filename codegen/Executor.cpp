@@ -53,17 +53,23 @@ private:
     }
   }
 
-  void run(const std::vector<Stmt> &body, double &elbo) {
+  /// Runs `body`; false when an ExitBelow left the enclosing loop.
+  bool run(const std::vector<Stmt> &body, double &elbo) {
     for (const Stmt &s : body) {
       switch (s.kind) {
       case Stmt::Kind::Loop: {
         int64_t n = evalInt(s.bound);
         for (int64_t i = 0; i < n; ++i) {
           vars_[size_t(s.var)] = i;
-          run(s.body, elbo);
+          if (!run(s.body, elbo))
+            break;
         }
         break;
       }
+      case Stmt::Kind::ExitBelow:
+        if (static_cast<const double *>(buffers_[s.buffer])[evalInt(s.index)] < s.threshold)
+          return false;
+        break;
       case Stmt::Kind::Zero:
         std::memset(static_cast<double *>(buffers_[s.buffer]) + evalInt(s.index), 0, size_t(s.count) * sizeof(double));
         break;
@@ -98,6 +104,7 @@ private:
       }
       }
     }
+    return true;
   }
 
   const Plan &p_;
@@ -128,49 +135,20 @@ void Inference::initialize(Engine &engine, uint64_t seed) {
       bases_[b] = doubles_[b].data();
     }
   }
-  // Symmetry breaking: the gate conditions start from random posteriors
-  // (probabilities uniform on the simplex), the same for the same seed.
-  std::mt19937_64 rng(seed);
-  std::exponential_distribution<double> exp1(1.0);
-  for (const Posterior &post : plan_.posteriors) {
-    if (!post.randomInit)
-      continue;
-    std::vector<double> &eta = doubles_[size_t(post.eta)], &stats = doubles_[size_t(post.stats)];
-    for (int64_t e = 0; e < post.elements; ++e) {
-      double *row = eta.data() + e * post.width, *q = stats.data() + e * post.width;
-      if (post.family == Family::Bernoulli) {
-        double a = exp1(rng), b = exp1(rng);
-        q[0] = a / (a + b);
-        row[0] = std::log(a) - std::log(b);
-        continue;
-      }
-      double sum = 0;
-      for (int64_t k = 0; k < post.width; ++k)
-        sum += (q[k] = exp1(rng));
-      for (int64_t k = 0; k < post.width; ++k) {
-        q[k] /= sum;
-        row[k] = std::log(q[k]);
-      }
-    }
-  }
-  for (const Posterior &post : plan_.posteriors)
-    if (post.randomInit) {
-      doubles_[size_t(post.initEta)] = doubles_[size_t(post.eta)];
-      doubles_[size_t(post.initStats)] = doubles_[size_t(post.stats)];
-      bases_[size_t(post.initEta)] = doubles_[size_t(post.initEta)].data();
-      bases_[size_t(post.initStats)] = doubles_[size_t(post.initStats)].data();
-    }
+  // The init block draws the gate conditions' random initial posteriors.
+  if (plan_.seedBuffer >= 0)
+    ints_[size_t(plan_.seedBuffer)][0] = static_cast<int64_t>(seed);
   engine.runBlock(Plan::Init, bases_.data());
 }
 
 double Inference::iterate(Engine &engine) {
-  engine.runBlock(Plan::Iteration, bases_.data());
+  elboInIteration_ = engine.runBlock(Plan::Iteration, bases_.data());
   return elbo(engine);
 }
 
 void Inference::finish(Engine &engine) { engine.runBlock(Plan::Final, bases_.data()); }
 
-double Inference::elbo(Engine &engine) { return engine.runBlock(Plan::Elbo, bases_.data()); }
+double Inference::elbo(Engine &engine) { return elboInIteration_ + engine.runBlock(Plan::Elbo, bases_.data()); }
 
 bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summary,
                     const std::function<void(const IterationReport &)> &progress, std::string &error) {
@@ -218,6 +196,8 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
 std::vector<rt::PosteriorTable> Inference::posteriors() const {
   std::vector<rt::PosteriorTable> out;
   for (const Posterior &post : plan_.posteriors) {
+    if (post.scratch)
+      continue; // rows of the last element only
     rt::PosteriorTable t;
     t.variable = post.variable->name;
     t.family = post.family;

@@ -90,6 +90,7 @@ private:
   std::vector<std::vector<double>> doubles_;
   std::vector<std::vector<int64_t>> ints_;
   std::vector<void *> bases_;
+  double elboInIteration_ = 0; ///< the last iteration's ELBO terms (nested schedules)
 };
 
 } // namespace ppc::codegen

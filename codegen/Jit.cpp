@@ -2,6 +2,7 @@
 
 #include "runtime/Symbols.h"
 
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
@@ -77,6 +78,14 @@ std::unique_ptr<JitSession> JitSession::create(std::string &error) {
     error = llvm::toString(std::move(err));
     return nullptr;
   }
+  // The C library's math functions (log, exp) that inlined kernels call.
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process) {
+    error = llvm::toString(process.takeError());
+    return nullptr;
+  }
+  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
   std::unique_ptr<JitSession> session(new JitSession());
   session->jit_ = std::move(*jit);
   return session;

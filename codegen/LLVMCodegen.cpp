@@ -7,24 +7,66 @@
 // whose loops are LLVM loops over i64 induction variables, whose kernel calls
 // are direct calls to the runtime (resolved by the JIT session's symbol
 // table, declared with the kernel's C signature) and which returns the sum
-// of its ELBO terms. Buffer base pointers are loaded once at entry; LLVM's
-// O3 pipeline then hoists the index arithmetic and inlines nothing it cannot
-// see (the kernels are precompiled).
+// of its ELBO terms. Buffer base pointers are loaded once at entry. The
+// kernels' bitcode is linked into the module, so LLVM's O3 pipeline inlines
+// them into the plate loops, hoists the index arithmetic and vectorizes for
+// the host CPU.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Executor.h"
 #include "codegen/Jit.h"
 #include "runtime/Symbols.h"
 
+#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+// The runtime's kernels as LLVM bitcode (runtime/CMakeLists.txt).
+extern const unsigned char ppc_runtime_bitcode[];
+extern const unsigned long ppc_runtime_bitcode_size;
+
 namespace ppc::codegen {
 namespace {
+
+/// Links the definitions of the kernels the module calls from the runtime's
+/// bitcode, as private copies, so that O3 inlines them into the loops and
+/// vectorizes them for the host. Kernels without bitcode (those built on
+/// Eigen) stay calls to the precompiled runtime.
+bool linkRuntimeKernels(llvm::Module &m, std::string &error) {
+  llvm::MemoryBufferRef buffer(
+      llvm::StringRef(reinterpret_cast<const char *>(ppc_runtime_bitcode), ppc_runtime_bitcode_size),
+      "runtime_kernels.bc");
+  auto runtime = llvm::parseBitcodeFile(buffer, m.getContext());
+  if (!runtime) {
+    error = "internal: cannot read the runtime's bitcode: " + llvm::toString(runtime.takeError());
+    return false;
+  }
+  m.setDataLayout((*runtime)->getDataLayout());
+  m.setTargetTriple((*runtime)->getTargetTriple());
+  // Compiled for the baseline CPU; the JIT's target machine decides.
+  for (llvm::Function &f : **runtime) {
+    f.removeFnAttr("target-cpu");
+    f.removeFnAttr("target-features");
+    f.removeFnAttr("tune-cpu");
+  }
+  if (llvm::Linker::linkModules(m, std::move(*runtime), llvm::Linker::LinkOnlyNeeded)) {
+    error = "internal: cannot link the runtime's bitcode";
+    return false;
+  }
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && !f.getName().starts_with("ppc_block_"))
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  for (llvm::GlobalVariable &g : m.globals())
+    if (!g.isDeclaration())
+      g.setLinkage(llvm::GlobalValue::InternalLinkage);
+  return true;
+}
 
 class Emitter {
 public:
@@ -113,6 +155,13 @@ private:
                         llvm::MaybeAlign(8));
         break;
       case Stmt::Kind::Call: emitCall(s); break;
+      case Stmt::Kind::ExitBelow: {
+        llvm::Value *v = b_.CreateLoad(b_.getDoubleTy(), element(s.buffer, s.index));
+        auto *cont = llvm::BasicBlock::Create(ctx_, "continue", fn_);
+        b_.CreateCondBr(b_.CreateFCmpOLT(v, llvm::ConstantFP::get(b_.getDoubleTy(), s.threshold)), exits_.back(), cont);
+        b_.SetInsertPoint(cont);
+        break;
+      }
       }
     }
   }
@@ -131,7 +180,9 @@ private:
     b_.SetInsertPoint(bodyBlock);
     llvm::Value *saved = vars_[size_t(s.var)];
     vars_[size_t(s.var)] = i;
+    exits_.push_back(exit);
     emit(s.body);
+    exits_.pop_back();
     vars_[size_t(s.var)] = saved;
     llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1), "", true, true);
     i->addIncoming(next, b_.GetInsertBlock());
@@ -175,6 +226,7 @@ private:
   llvm::Function *fn_ = nullptr;
   llvm::AllocaInst *elbo_ = nullptr;
   std::vector<llvm::Value *> bases_, vars_;
+  std::vector<llvm::BasicBlock *> exits_; ///< exit blocks of the enclosing loops
 };
 
 std::unique_ptr<llvm::Module> buildModule(const Plan &plan, llvm::LLVMContext &ctx) {
@@ -209,6 +261,8 @@ std::unique_ptr<Engine> createJitEngine(const Plan &plan, JitSession &session, s
                                         std::string &error) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto m = buildModule(plan, *ctx);
+  if (!linkRuntimeKernels(*m, error))
+    return nullptr;
   std::string verify;
   llvm::raw_string_ostream vs(verify);
   if (llvm::verifyModule(*m, &vs)) {

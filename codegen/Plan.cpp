@@ -274,27 +274,123 @@ public:
       return false;
     }
     collectGated(m_.body);
+    findNestedPlate();
     collectPosteriors();
     if (!ok_)
       return false;
-    for (size_t i = 0; i < p_.posteriors.size(); ++i)
-      if (p_.posteriors[i].randomInit)
-        computed_.insert(int(i));
+    p_.seedBuffer = addBuffer("seed", true, 1);
+    emitRandomInit(p_.blocks[Plan::Init]);
     const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
     for (int b = 0; b < 3 && ok_; ++b)
       if (schedules[b]) {
         Context ctx;
+        block_ = Plan::BlockId(b);
         emitSchedule(*schedules[b], p_.blocks[b], ctx);
+      }
+    for (int pi : recomputedUnread_)
+      if (initRead_.count(pi)) {
+        const Value *v = p_.posteriors[size_t(pi)].variable;
+        diags_.warning(v->def ? v->def->loc : SourceRange{},
+                       "the random initialization of %" + v->name +
+                           " is recomputed before anything reads it, so it cannot break the symmetry of the "
+                           "mixture components; this schedule may leave them identical");
       }
     if (ok_) {
       Env env;
       std::vector<ExprId> weights;
-      emitElbo(m_.body, p_.blocks[Plan::Elbo], env, weights);
+      emitElbo(m_.body, p_.blocks[Plan::Elbo], env, weights, /*top=*/true);
     }
     return ok_;
   }
 
 private:
+  /// A nested schedule whose `local` loop ends the iteration lets the
+  /// element's deeper locals live in scratch rows (and their ELBO terms be
+  /// computed in that loop): the plate of that loop, if any.
+  void findNestedPlate() {
+    const auto &ops = m_.iterationSchedule->ops;
+    if (ops.empty() || ops.back()->kind != OpKind::Local)
+      return;
+    nestedLocal_ = ops.back().get();
+    const Value *plate = nestedLocal_->operands[0].value;
+    if (plate->dims.empty())
+      nestedPlate_ = plate;
+  }
+
+  bool scratchDims(const std::vector<Value *> &dims) const {
+    return nestedPlate_ && dims.size() == 2 && dims[0] == nestedPlate_;
+  }
+
+  /// Stored posteriors of gate conditions start random (before the init
+  /// block's statements); scratch ones are drawn where a fused loop of the
+  /// init block reaches their element (emitScratchRandomInit).
+  void emitRandomInit(std::vector<Stmt> &out) {
+    for (size_t pi = 0; pi < p_.posteriors.size(); ++pi) {
+      const Posterior &post = p_.posteriors[pi];
+      if (!post.randomInit)
+        continue;
+      computed_.insert(int(pi));
+      if (post.scratch)
+        continue;
+      Stmt loop;
+      loop.kind = Stmt::Kind::Loop;
+      loop.var = newVar();
+      loop.bound = p_.intConst(post.elements);
+      loop.note = "random init " + post.variable->name;
+      ExprId e = p_.loopVar(loop.var);
+      loop.body.push_back(randomCall(int(pi), e, e));
+      out.push_back(std::move(loop));
+    }
+  }
+
+  Stmt randomCall(int pi, ExprId element, ExprId row) {
+    const Posterior &post = p_.posteriors[size_t(pi)];
+    Stmt c;
+    c.kind = Stmt::Kind::Call;
+    ExprId seed = p_.loadInt(p_.seedBuffer, p_.intConst(0));
+    ExprId at = p_.mul(row, p_.intConst(post.width));
+    Arg seedArg;
+    seedArg.kind = Arg::Kind::Int;
+    seedArg.expr = seed;
+    Arg elementArg;
+    elementArg.kind = Arg::Kind::Int;
+    elementArg.expr = element;
+    if (post.family == Family::Bernoulli) {
+      c.kernel = rt::findRuntimeKernel("ppc_random_bernoulli");
+      c.args = {seedArg, intArg(pi), elementArg, ptrArg(post.eta, at), ptrArg(post.stats, at)};
+    } else {
+      c.kernel = rt::findRuntimeKernel("ppc_random_simplex");
+      c.args = {intArg(post.dimension), seedArg, intArg(pi), elementArg, ptrArg(post.eta, at), ptrArg(post.stats, at)};
+    }
+    c.note = "random init " + post.variable->name;
+    return c;
+  }
+
+  /// At the top of an init-block loop over the nested plate's element
+  /// (loop variable `var`): the element's rows of randomly initialized
+  /// scratch posteriors.
+  void emitScratchRandomInit(int32_t var, std::vector<Stmt> &out, SourceRange where) {
+    for (size_t pi = 0; pi < p_.posteriors.size(); ++pi) {
+      const Posterior &post = p_.posteriors[pi];
+      if (!post.scratch || !post.randomInit)
+        continue;
+      const Value *inner = post.variable->dims[1];
+      const PlateInfo *pl = plate(inner, where);
+      if (!pl)
+        return;
+      Stmt loop;
+      loop.kind = Stmt::Kind::Loop;
+      loop.var = newVar();
+      ExprId d = p_.loopVar(var), i = p_.loopVar(loop.var);
+      loop.bound = pl->ragged ? p_.loadInt(pl->sizes, d) : p_.intConst(pl->size);
+      ExprId element = pl->ragged ? p_.add(p_.loadInt(pl->offsets, d), i) : p_.add(p_.mul(d, p_.intConst(pl->size)), i);
+      loop.body.push_back(randomCall(int(pi), element, i));
+      loop.note = "random init " + post.variable->name;
+      out.push_back(std::move(loop));
+      computed_.insert(int(pi));
+    }
+  }
+
   // ---- errors ----
   void fail(SourceRange where, const std::string &msg) {
     if (ok_ || !diags_.hasErrors())
@@ -354,8 +450,18 @@ private:
     return &plates_.emplace(pl, info).first->second;
   }
 
-  /// Elements of an array over `dims` (flattened).
-  int64_t elementCount(const std::vector<Value *> &dims, SourceRange where) {
+  /// Elements of an array over `dims` (flattened); of a scratch posterior,
+  /// the rows of the largest element.
+  int64_t elementCount(const std::vector<Value *> &dims, SourceRange where, bool scratch = false) {
+    if (scratch) {
+      const PlateInfo *pi = plate(dims[1], where);
+      if (!pi)
+        return 0;
+      if (!pi->ragged)
+        return pi->size;
+      const std::vector<int64_t> &sizes = p_.buffers[pi->sizes].ints;
+      return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+    }
     int64_t n = 1;
     for (const Value *d : dims) {
       const PlateInfo *pi = plate(d, where);
@@ -378,9 +484,17 @@ private:
     return p_.intConst(0);
   }
 
-  /// The flat element of `v[idx...]`.
+  /// The flat element of `v[idx...]`; of a scratch posterior, the row
+  /// within the current element.
   ExprId flatIndex(const std::vector<Value *> &dims, const std::vector<Operand> &idx, const Env &env,
-                   SourceRange where) {
+                   SourceRange where, bool scratch = false) {
+    if (scratch) {
+      if (idx.size() != 2) {
+        fail(where, "internal: a scratch posterior indexed with " + std::to_string(idx.size()) + " indices");
+        return p_.intConst(0);
+      }
+      return indexExpr(idx[1], env, where);
+    }
     ExprId f = p_.intConst(0);
     for (size_t j = 0; j < dims.size() && j < idx.size(); ++j) {
       const PlateInfo *pi = plate(dims[j], where);
@@ -449,7 +563,8 @@ private:
                          " posteriors yet");
         return;
       }
-      post.elements = elementCount(q->dims, op.loc);
+      post.scratch = scratchDims(q->dims);
+      post.elements = elementCount(q->dims, op.loc, post.scratch);
       post.eta = addBuffer(q->name + ".eta", false, post.elements * post.width);
       post.stats = addBuffer(q->name + ".stats", false, post.elements * post.width);
       posteriorOfQ_[q] = int(p_.posteriors.size());
@@ -467,12 +582,8 @@ private:
       }
       const Posterior &post = p_.posteriors[it->second];
       accOf_[op.result()] = addBuffer(op.result()->name, false, post.elements * post.width);
-      if (op.evidence && randomInit_ && !p_.posteriors[it->second].randomInit) {
-        Posterior &post = p_.posteriors[it->second];
-        post.randomInit = true;
-        post.initEta = addBuffer(op.target->value->name + ".eta.init", false, post.elements * post.width);
-        post.initStats = addBuffer(op.target->value->name + ".stats.init", false, post.elements * post.width);
-      }
+      if (op.evidence && randomInit_)
+        p_.posteriors[it->second].randomInit = true;
     });
   }
 
@@ -502,7 +613,7 @@ private:
       Source s;
       s.kind = Source::Latent;
       s.posterior = posteriorOfQ_.at(v);
-      s.element = flatIndex(v->dims, o.indices, env, where);
+      s.element = flatIndex(v->dims, o.indices, env, where, p_.posteriors[s.posterior].scratch);
       s.dimension = p_.posteriors[s.posterior].dimension;
       return s;
     }
@@ -570,7 +681,7 @@ private:
       Source s;
       s.kind = Source::Latent;
       s.posterior = it->second;
-      s.element = flatIndex(v->dims, o.indices, env, where);
+      s.element = flatIndex(v->dims, o.indices, env, where, p_.posteriors[s.posterior].scratch);
       s.dimension = p_.posteriors[s.posterior].dimension;
       return s;
     }
@@ -925,7 +1036,8 @@ private:
       Stmt z;
       z.kind = Stmt::Kind::Zero;
       z.buffer = acc;
-      z.index = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, e, msg.loc), p_.intConst(post.width));
+      z.index = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, e, msg.loc, post.scratch),
+                       p_.intConst(post.width));
       z.count = post.width;
       z.note = "reset " + msg.result()->name;
       body.push_back(std::move(z));
@@ -951,6 +1063,10 @@ private:
       fail(update.loc, "internal: update of a value without a statement");
       return;
     }
+    if (block_ == Plan::Final && touchesScratch(*stmt)) {
+      skippedFinal_.insert(stmt); // per-element rows, not outputs: nothing to refresh
+      return;
+    }
     auto red = ctx.reductionAt.find(stmt);
     if (red != ctx.reductionAt.end() && red->second != &update)
       return; // computed once, at its last update in the fused loop
@@ -966,15 +1082,41 @@ private:
       fail(stmt->loc, "internal: update of something that is not a statement");
   }
 
+  /// The statement reads or writes a scratch posterior (or, for a marginal,
+  /// sums a message the final block skipped).
+  bool touchesScratch(const Op &stmt) {
+    auto scratchQ = [&](const Operand &o) {
+      if (!o.isValue())
+        return false;
+      auto it = posteriorOfQ_.find(o.value);
+      return it != posteriorOfQ_.end() && p_.posteriors[size_t(it->second)].scratch;
+    };
+    if (stmt.kind == OpKind::Marginal) {
+      for (size_t i = 1; i < stmt.operands.size(); ++i)
+        if (skippedFinal_.count(stmt.operands[i].value->def))
+          return true;
+      return scratchQ(Operand::ofValue(stmt.result()));
+    }
+    if (stmt.target && scratchQ(*stmt.target))
+      return true;
+    for (const Operand &o : stmt.operands)
+      if (scratchQ(o))
+        return true;
+    for (const auto &[cond, k] : stmt.gates)
+      if (scratchQ(cond))
+        return true;
+    return false;
+  }
+
   void emitMarginal(const Op &marg, const std::vector<Op *> &loops, Env &env, std::vector<Stmt> &out,
                     size_t from) {
     int pi = posteriorOfQ_.at(marg.result());
     const Posterior post = p_.posteriors[pi];
-    if (post.randomInit && checkReads_ && !initRead_.count(pi) && warnedInit_.insert(pi).second)
-      diags_.warning(post.variable->def ? post.variable->def->loc : marg.loc,
-                     "the random initialization of %" + post.variable->name +
-                         " is recomputed before anything reads it, so it cannot break the symmetry of the mixture "
-                         "components; this schedule (e.g. --local-iters) may leave them identical");
+    // Reported at the end, if something reads the posterior after all (a
+    // condition nothing reads, like a model-selection switch, needs no
+    // symmetry breaking).
+    if (post.randomInit && checkReads_ && !initRead_.count(pi))
+      recomputedUnread_.insert(pi);
     std::vector<int32_t> accs;
     for (size_t i = 1; i < marg.operands.size(); ++i)
       accs.push_back(accOf_.at(marg.operands[i].value));
@@ -992,7 +1134,8 @@ private:
     }
     const rt::RuntimeSymbol *stats = rt::findRuntimeKernel(statsName);
     emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
-      ExprId row = p_.mul(flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc), p_.intConst(post.width));
+      ExprId row = p_.mul(flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc, post.scratch),
+                          p_.intConst(post.width));
       Stmt z;
       z.kind = Stmt::Kind::Zero;
       z.buffer = post.eta;
@@ -1085,7 +1228,8 @@ private:
     ExprId w = gateWeight(gates);
     int target = posteriorOfQ_.at(msg.target->value);
     const Posterior &post = p_.posteriors[target];
-    ExprId row = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, env, msg.loc), p_.intConst(post.width));
+    ExprId row = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, env, msg.loc, post.scratch),
+                        p_.intConst(post.width));
     int32_t acc = accOf_.at(msg.result());
     targetDimension_ = post.dimension;
     ExprId repl = replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc);
@@ -1191,26 +1335,131 @@ private:
     loop.var = level.var;
     loop.bound = bound;
     loop.note = std::string(op.kind == OpKind::Fuse ? "fuse " : "local ") + plateValue->name;
+    // Scratch rows hold one element: nothing in them is valid on entry.
+    bool overElements = depth == 0 && plateValue == nestedPlate_;
+    if (overElements) {
+      dropScratch();
+      if (block_ == Plan::Init)
+        emitScratchRandomInit(level.var, loop.body, op.loc);
+    }
     if (op.kind == OpKind::Fuse) {
       emitSchedule(*op.regions[0], loop.body, inner);
     } else {
       if (op.restart)
         emitRestart(op, loop.body, inner);
-      Stmt sweeps;
-      sweeps.kind = Stmt::Kind::Loop;
-      sweeps.var = newVar();
-      sweeps.bound = p_.intConst(op.iterations);
-      sweeps.note = "local sweeps";
-      emitSchedule(*op.regions[0], sweeps.body, inner);
-      loop.body.push_back(std::move(sweeps));
+      emitSweeps(op, loop.body, inner);
       if (op.regions.size() > 1)
         emitSchedule(*op.regions[1], loop.body, inner);
+      if (&op == nestedLocal_ && block_ == Plan::Iteration && ok_) {
+        // The element's ELBO terms, while its scratch rows are at hand.
+        bool saved = checkReads_;
+        std::vector<ExprId> weights;
+        for (const auto &f : m_.body.ops)
+          if (f->kind == OpKind::For && f->operands[0].value == plateValue) {
+            Env env;
+            env[f->index] = p_.loopVar(level.var);
+            emitElbo(*f->regions[0], loop.body, env, weights, false);
+            elboFused_.insert(f.get());
+          }
+        checkReads_ = saved;
+      }
     }
+    if (overElements)
+      dropScratch();
     out.push_back(std::move(loop));
   }
 
-  /// `local ... restart`: the element's local posteriors go back to their
-  /// initialization (only the messages computed once, before the iterations).
+  void dropScratch() {
+    for (size_t pi = 0; pi < p_.posteriors.size(); ++pi)
+      if (p_.posteriors[pi].scratch)
+        computed_.erase(int(pi));
+  }
+
+  /// The local sweeps of one element: at most `iterations`, ended early
+  /// when the element's posteriors over the plate (LDA: theta) change less
+  /// than the tolerance on average.
+  void emitSweeps(const Op &local, std::vector<Stmt> &out, Context &ctx) {
+    struct Tracked {
+      int32_t eta, prev;
+      ExprId row;
+      int64_t width;
+    };
+    std::vector<Tracked> tracked;
+    if (local.tolerance > 0 && local.iterations > 1) {
+      std::vector<const Op *> updates;
+      std::set<const Op *> unused;
+      collectUpdates(*local.regions[0], updates, false, unused);
+      std::set<int> seen;
+      for (const Op *u : updates) {
+        const Op *marg = statementOf(*u);
+        if (!marg || marg->kind != OpKind::Marginal || marg->result()->dims.size() != ctx.levels.size())
+          continue;
+        int pi = posteriorOfQ_.at(marg->result());
+        if (!seen.insert(pi).second)
+          continue;
+        const Posterior &post = p_.posteriors[size_t(pi)];
+        std::vector<Op *> loops = ir::enclosingLoops(*marg);
+        Env env;
+        if (!bindContext(*marg, loops, ctx, env))
+          return;
+        Tracked t;
+        t.eta = post.eta;
+        t.width = post.width;
+        t.prev = addBuffer(marg->result()->name + ".prev", false, post.width);
+        t.row = p_.mul(flatIndex(marg->result()->dims, indicesOf(loops), env, marg->loc), p_.intConst(post.width));
+        tracked.push_back(t);
+      }
+    }
+    const rt::RuntimeSymbol *change = rt::findRuntimeKernel("ppc_mean_abs_change");
+    auto changeCall = [&](const Tracked &t) {
+      Stmt c;
+      c.kind = Stmt::Kind::Call;
+      c.kernel = change;
+      c.args = {intArg(t.width), ptrArg(t.eta, t.row), ptrArg(t.prev, p_.intConst(0))};
+      return c;
+    };
+    for (const Tracked &t : tracked) {
+      Stmt c = changeCall(t);
+      c.note = "remember " + p_.buffers[size_t(t.eta)].name;
+      out.push_back(std::move(c));
+    }
+    Stmt sweeps;
+    sweeps.kind = Stmt::Kind::Loop;
+    sweeps.var = newVar();
+    sweeps.bound = p_.intConst(local.iterations);
+    sweeps.note = "local sweeps";
+    emitSchedule(*local.regions[0], sweeps.body, ctx);
+    if (!tracked.empty()) {
+      int32_t slot = addBuffer("local.change", false, 1);
+      Stmt z;
+      z.kind = Stmt::Kind::Zero;
+      z.buffer = slot;
+      z.index = p_.intConst(0);
+      z.count = 1;
+      sweeps.body.push_back(z);
+      for (const Tracked &t : tracked) {
+        Stmt c = changeCall(t);
+        c.result = Stmt::Result::Slot;
+        c.buffer = slot;
+        c.index = p_.intConst(0);
+        c.scale = p_.doubleConst(1.0 / double(tracked.size()));
+        c.note = "mean change of " + p_.buffers[size_t(t.eta)].name;
+        sweeps.body.push_back(std::move(c));
+      }
+      Stmt exit;
+      exit.kind = Stmt::Kind::ExitBelow;
+      exit.buffer = slot;
+      exit.index = p_.intConst(0);
+      exit.threshold = local.tolerance;
+      exit.note = "converged";
+      sweeps.body.push_back(std::move(exit));
+    }
+    out.push_back(std::move(sweeps));
+  }
+
+  /// `local ... restart`: the locals a sweep reads before computing them
+  /// (LDA's theta) go back to what their non-iterated messages say (the
+  /// prior).
   void emitRestart(const Op &local, std::vector<Stmt> &out, Context &ctx) {
     std::set<const Op *> iterated;
     std::vector<const Op *> updates;
@@ -1220,11 +1469,26 @@ private:
       iterated.insert(statementOf(*u));
     std::vector<const Op *> sweep;
     collectUpdates(*local.regions[0], sweep, false, unused);
-    std::set<const Op *> done;
+    std::set<const Op *> inSweep, computed, restart;
+    for (const Op *u : sweep)
+      if (statementOf(*u)->kind == OpKind::Marginal)
+        inSweep.insert(statementOf(*u));
     for (const Op *u : sweep) {
-      const Op *marg = statementOf(*u);
-      if (!marg || marg->kind != OpKind::Marginal || !done.insert(marg).second)
+      const Op *stmt = statementOf(*u);
+      if (stmt->kind == OpKind::Marginal) {
+        computed.insert(stmt);
         continue;
+      }
+      auto consider = [&](const Operand &o) {
+        if (o.isValue() && o.value->def && inSweep.count(o.value->def) && !computed.count(o.value->def))
+          restart.insert(o.value->def);
+      };
+      for (const Operand &o : stmt->operands)
+        consider(o);
+      for (const auto &[cond, k] : stmt->gates)
+        consider(cond);
+    }
+    for (const Op *marg : restart) {
       for (size_t i = 1; i < marg->operands.size(); ++i) {
         const Op *msg = marg->operands[i].value->def;
         if (!iterated.count(msg))
@@ -1239,43 +1503,18 @@ private:
       Env env;
       if (!bindContext(*marg, loops, ctx, env))
         return;
-      int pi = posteriorOfQ_.at(marg->result());
-      if (p_.posteriors[pi].randomInit)
-        emitRestoreInitial(*marg, p_.posteriors[pi], loops, env, out, ctx.levels.size());
-      else
-        emitMarginal(*marg, loops, env, out, ctx.levels.size());
+      emitMarginal(*marg, loops, env, out, ctx.levels.size());
     }
   }
 
-  /// A randomly initialized posterior goes back to its initial values.
-  void emitRestoreInitial(const Op &marg, const Posterior &post, const std::vector<Op *> &loops, Env &env,
-                          std::vector<Stmt> &out, size_t from) {
-    const rt::RuntimeSymbol *axpy = rt::findRuntimeKernel("ppc_axpy");
-    emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
-      ExprId row = p_.mul(flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc), p_.intConst(post.width));
-      for (auto [dst, src] : {std::pair{post.eta, post.initEta}, std::pair{post.stats, post.initStats}}) {
-        Stmt z;
-        z.kind = Stmt::Kind::Zero;
-        z.buffer = dst;
-        z.index = row;
-        z.count = post.width;
-        z.note = "restart " + marg.result()->name;
-        body.push_back(std::move(z));
-        Stmt c;
-        c.kind = Stmt::Kind::Call;
-        c.kernel = axpy;
-        c.args = {intArg(post.width), doubleArg(1.0), ptrArg(src, row), ptrArg(dst, row)};
-        body.push_back(std::move(c));
-      }
-    });
-  }
-
   // ---- the ELBO ----
-  void emitElbo(const Region &r, std::vector<Stmt> &out, Env &env, std::vector<ExprId> &weights) {
+  void emitElbo(const Region &r, std::vector<Stmt> &out, Env &env, std::vector<ExprId> &weights, bool top) {
     checkReads_ = false;
     for (const auto &op : r.ops) {
       if (!ok_)
         return;
+      if (top && elboFused_.count(op.get()))
+        continue; // computed in the nested schedule's loop
       switch (op->kind) {
       case OpKind::For: {
         Stmt loop;
@@ -1284,7 +1523,7 @@ private:
         loop.bound = loopBound(*op, env);
         Env inner = env;
         inner[op->index] = p_.loopVar(loop.var);
-        emitElbo(*op->regions[0], loop.body, inner, weights);
+        emitElbo(*op->regions[0], loop.body, inner, weights, false);
         if (!loop.body.empty())
           out.push_back(std::move(loop));
         break;
@@ -1299,7 +1538,7 @@ private:
         }
         ExprId w = gateWeight({{cond, indexExpr(op->operands[1], env, op->loc)}});
         weights.push_back(w);
-        emitElbo(*op->regions[0], out, env, weights);
+        emitElbo(*op->regions[0], out, env, weights, false);
         weights.pop_back();
         break;
       }
@@ -1370,7 +1609,11 @@ private:
   std::map<const Value *, const Op *> exitOf_;
   std::map<std::vector<double>, int32_t> constants_;
   std::map<std::pair<const Value *, int>, int32_t> dataBuffers_;
-  std::set<int> computed_, initRead_, warnedInit_;
+  std::set<int> computed_, initRead_, recomputedUnread_;
+  Plan::BlockId block_ = Plan::Init;
+  const Op *nestedLocal_ = nullptr;
+  const Value *nestedPlate_ = nullptr;
+  std::set<const Op *> elboFused_, skippedFinal_;
 };
 
 } // namespace
@@ -1439,6 +1682,11 @@ void printStmts(const Plan &p, const std::vector<Stmt> &body, int indent, std::o
       printExpr(p, s.index, os);
       os << " +: " << s.count << "]\n";
       break;
+    case Stmt::Kind::ExitBelow:
+      os << "exit loop if " << p.buffers[s.buffer].name << "[";
+      printExpr(p, s.index, os);
+      os << "] < " << ir::formatDouble(s.threshold) << "\n";
+      break;
     case Stmt::Kind::Call:
       if (s.result == Stmt::Result::Elbo)
         os << "elbo += ";
@@ -1488,8 +1736,8 @@ std::string printPlan(const Plan &p) {
     os << "buffer " << b.name << " : " << (b.isInt ? "i64" : "f64") << "[" << b.size << "]"
        << (b.doubles.empty() && b.ints.empty() ? "" : " (filled)") << "\n";
   for (const Posterior &post : p.posteriors)
-    if (post.randomInit)
-      os << "random init " << post.variable->name << "\n";
+    if (post.scratch)
+      os << "scratch " << post.variable->name << " (rows of one element)\n";
   for (int b = 0; b < Plan::NumBlocks; ++b) {
     os << Plan::kBlockNames[b] << " {\n";
     printStmts(p, p.blocks[b], 1, os);

@@ -19,8 +19,10 @@
 // they call the same kernels in the same order, so they agree to rounding.
 //
 // A plan has four blocks: `init` (once), `iteration`, `final` (after the last
-// iteration) and `elbo` (the evidence lower bound of the current posteriors,
-// the block's return value).
+// iteration) and `elbo`. Each returns the sum of the ELBO terms it computes:
+// the ELBO of the state after an iteration is the iteration's sum (terms of
+// a nested schedule's elements, computed while their rows are at hand) plus
+// the elbo block's (the rest).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -84,9 +86,10 @@ struct Arg {
 
 struct Stmt {
   enum class Kind : uint8_t {
-    Loop, ///< for var in [0, bound): body
-    Call, ///< kernel(args); the result optionally added somewhere
-    Zero, ///< buffer[index .. index + count) = 0
+    Loop,       ///< for var in [0, bound): body
+    Call,       ///< kernel(args); the result optionally added somewhere
+    Zero,       ///< buffer[index .. index + count) = 0
+    ExitBelow,  ///< leave the innermost loop if buffer[index] < threshold
   };
   Kind kind = Kind::Call;
   // Loop
@@ -99,10 +102,11 @@ struct Stmt {
   /// Where the result goes: nowhere, the block's ELBO sum, or buffer[index].
   enum class Result : uint8_t { Discard, Elbo, Slot } result = Result::Discard;
   ExprId scale = kNoExpr; ///< the result is multiplied by this double (kNoExpr: 1)
-  // Zero and Slot results
+  // Zero, ExitBelow and Slot results
   int32_t buffer = -1;
   ExprId index = kNoExpr;
   int64_t count = 0;
+  double threshold = 0; ///< ExitBelow
   /// What the statement computes, for --emit=llvm comments and errors.
   std::string note;
 };
@@ -123,11 +127,13 @@ struct Posterior {
   int64_t width = 1;                   ///< doubles per element (eta and stats)
   int64_t elements = 0;
   int32_t eta = -1, stats = -1;
-  /// Randomly initialized before the init block (a gate condition: symmetry
-  /// breaking); the initial values are kept in initEta/initStats for
-  /// `local ... restart`.
+  /// Randomly initialized (a gate condition: symmetry breaking) by the init
+  /// block, from a counter-based generator keyed by (seed, posterior, element).
   bool randomInit = false;
-  int32_t initEta = -1, initStats = -1;
+  /// Kept for one element of the nested schedule's plate only (LDA's
+  /// per-token indicators: no tokens x topics buffer). The buffers hold the
+  /// rows of the element being processed; the posterior is not an output.
+  bool scratch = false;
 };
 
 struct Plan {
@@ -135,6 +141,8 @@ struct Plan {
   std::vector<Buffer> buffers;
   std::vector<Posterior> posteriors;
   int32_t loopVars = 0;
+  /// An int64 buffer of one element: the seed of the random initialization.
+  int32_t seedBuffer = -1;
   enum BlockId { Init, Iteration, Final, Elbo, NumBlocks };
   std::vector<Stmt> blocks[NumBlocks];
   static constexpr const char *kBlockNames[NumBlocks] = {"init", "iteration", "final", "elbo"};

@@ -147,7 +147,7 @@ enum class OpKind : uint8_t {
   Marginal, ///< %v.q = marginal %v (messages) : T                    q(v): the sum of its messages
   // Schedules (after scheduling)
   Update,   ///< update %stmt [streamed]: run the statement that defines %stmt
-  Local,    ///< local %P iters N [restart] { sweep } then { once }: nested schedule per element of %P
+  Local,    ///< local %P iters N [tol T] [restart] { sweep } then { once }: nested schedule per element of %P
   Fuse,     ///< fuse %P [parallel] { updates }: one loop over %P running the updates per element
 };
 
@@ -199,9 +199,12 @@ public:
   /// the whole plate: each element is consumed where it is computed) or
   /// materialized (stored).
   std::optional<bool> streamed;
-  /// Local ops: how many sweeps of the locals per element, and whether the
-  /// locals restart from their initialization each outer iteration.
+  /// Local ops: at most how many sweeps of the locals per element, the
+  /// tolerance that ends them early (mean absolute change of the element's
+  /// posteriors; 0: always all sweeps), and whether the locals restart from
+  /// their priors each outer iteration.
   int64_t iterations = 1;
+  double tolerance = 0;
   bool restart = false;
   /// Fuse ops: the elements can run in parallel.
   bool parallel = false;

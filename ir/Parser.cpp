@@ -476,6 +476,13 @@ private:
         if (!parseLiteral(n) || n.kind != Operand::Kind::Int || n.intValue < 1)
           return fail("'iters' takes a positive integer");
         op->iterations = n.intValue;
+        if (is("tol")) {
+          consume();
+          Operand t;
+          if (!parseLiteral(t) || t.literal() < 0)
+            return fail("'tol' takes a non-negative number");
+          op->tolerance = t.literal();
+        }
         if (is("restart")) {
           op->restart = true;
           consume();

@@ -230,7 +230,10 @@ private:
     case OpKind::Local:
       os << "local ";
       operand(op.operands[0]);
-      os << " iters " << op.iterations << (op.restart ? " restart" : "") << (op.parallel ? " parallel" : "")
+      os << " iters " << op.iterations;
+      if (op.tolerance > 0)
+        os << " tol " << formatDouble(op.tolerance);
+      os << (op.restart ? " restart" : "") << (op.parallel ? " parallel" : "")
          << " {\n";
       region(*op.regions[0], depth + 1);
       indent(depth);

@@ -87,7 +87,9 @@ private:
       if (op.kind == OpKind::Update)
         order.push_back(index.at(op.operands[0].value));
     });
-    Scheduler scheduler(g, initializedStatements(g, ctx), ctx.diags);
+    std::vector<bool> automatic;
+    Scheduler scheduler(g, initializedStatements(g, ctx, &automatic), ctx.diags);
+    scheduler.setAutomaticInitializations(std::move(automatic));
     scheduler.setIteration(std::move(order));
     scheduler.initialization();
     scheduler.emitInitialization(m);

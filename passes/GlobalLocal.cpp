@@ -148,8 +148,12 @@ public:
   }
 
   bool run(ir::Module &m, PassContext &ctx) override {
-    if (ctx.localIterations <= 1 && !ctx.localRestart)
+    using LS = PassContext::LocalSchedule;
+    if (ctx.localSchedule == LS::Plain && ctx.localIterations <= 1 && !ctx.localRestart)
       return true; // the plain schedule
+    bool requested = ctx.localSchedule == LS::Nested || ctx.localIterations > 1 || ctx.localRestart;
+    if (ctx.localSchedule == LS::Auto)
+      requested = false;
     if (!m.iterationSchedule) {
       ctx.diags.error("local-schedule needs a schedule (run 'schedule' first)");
       return false;
@@ -158,11 +162,23 @@ public:
     if (!info)
       return false;
     if (!info->plate) {
-      ctx.diags.warning(m.loc, "--local-iters/--local-restart ignored: the model has no local variables" +
-                                   (info->whyNot.empty() ? std::string() : " (" + info->whyNot + ")"));
+      if (requested)
+        ctx.diags.warning(m.loc, "--local-iters/--local-restart ignored: the model has no local variables" +
+                                     (info->whyNot.empty() ? std::string() : " (" + info->whyNot + ")"));
       return true;
     }
     auto &ops = m.iterationSchedule->ops;
+    // The sweep as groups, each ending with a marginal update.
+    size_t groups = 0;
+    for (auto &u : ops) {
+      const ir::Op &stmt = *u->operands[0].value->def;
+      const ir::Value *var = statementVariable(stmt);
+      if (var && info->locals.count(var) && stmt.kind == ir::OpKind::Marginal)
+        ++groups;
+    }
+    bool cycle = groups > 1;
+    if (!cycle && !requested)
+      return true; // locals computed from the globals alone: one sweep is exact, the plain schedule is nested
     std::vector<std::unique_ptr<ir::Op>> sweep, once, rest;
     for (auto &u : ops) {
       const ir::Op &stmt = *u->operands[0].value->def;
@@ -174,11 +190,29 @@ public:
       else
         rest.push_back(std::move(u));
     }
+    // The sweep starts with the first group that reads a global, so that
+    // every sweep starts from the current globals (the locals it reads
+    // first are restarted or kept from the previous iteration).
+    std::vector<size_t> groupStart{0};
+    for (size_t i = 0; i + 1 < sweep.size(); ++i)
+      if (sweep[i]->operands[0].value->def->kind == ir::OpKind::Marginal)
+        groupStart.push_back(i + 1);
+    size_t rotation = 0;
+    for (size_t g = 0; g < groupStart.size() && !rotation; ++g) {
+      size_t end = g + 1 < groupStart.size() ? groupStart[g + 1] : sweep.size();
+      for (size_t i = groupStart[g]; i < end; ++i)
+        if (readsGlobal(*sweep[i]->operands[0].value->def, *info)) {
+          rotation = groupStart[g];
+          break;
+        }
+    }
+    std::rotate(sweep.begin(), sweep.begin() + long(rotation), sweep.end());
     ops.clear();
     auto local = std::make_unique<ir::Op>();
     local->kind = ir::OpKind::Local;
     local->loc = m.loc;
-    local->iterations = std::max<int64_t>(1, ctx.localIterations);
+    local->iterations = cycle ? std::max<int64_t>(1, ctx.localIterations) : 1;
+    local->tolerance = cycle ? ctx.localTolerance : 0;
     local->restart = ctx.localRestart;
     local->operands.push_back(ir::Operand::ofValue(const_cast<ir::Value *>(info->plate)));
     local->parentRegion = m.iterationSchedule.get();
@@ -191,10 +225,33 @@ public:
         r->ops.push_back(std::move(u));
       }
     }
-    ops.push_back(std::move(local));
+    // The globals update first, from the messages the elements sent in the
+    // previous iteration (or the initialization), then the elements run:
+    // an iteration ends with the locals consistent with the globals, the
+    // state whose ELBO the iteration reports.
     for (auto &u : rest)
       ops.push_back(std::move(u));
+    ops.push_back(std::move(local));
     return true;
+  }
+
+private:
+  /// The statement reads a posterior of a global variable.
+  static bool readsGlobal(const ir::Op &stmt, const GlobalLocalInfo &info) {
+    auto isGlobalQ = [&](const ir::Operand &o) {
+      if (!o.isValue() || !o.value->def || o.value->def->kind != ir::OpKind::Marginal)
+        return false;
+      return info.globals.count(o.value->def->operands[0].value) > 0;
+    };
+    if (stmt.kind != ir::OpKind::Msg)
+      return false;
+    for (const ir::Operand &o : stmt.operands)
+      if (isGlobalQ(o))
+        return true;
+    for (const auto &[cond, k] : stmt.gates)
+      if (isGlobalQ(cond))
+        return true;
+    return false;
   }
 };
 

@@ -67,9 +67,15 @@ struct PassContext {
   /// recomputing or invalidating them before they are used.
   std::vector<std::string> userInitializations;
   AnalysisManager analyses;
-  /// Nested schedules (passes/GlobalLocal.cpp): sweeps of the local
-  /// variables per element, and whether locals restart each iteration.
+  /// Nested schedules (passes/GlobalLocal.cpp): Plain keeps one update of
+  /// every variable per iteration; Nested runs the local variables of each
+  /// element to convergence (at most localIterations sweeps, until their mean
+  /// change is below localTolerance) before the globals update; Auto picks
+  /// Nested when the locals form a cycle (LDA's theta and z), where it
+  /// reaches a better optimum sooner, and Plain otherwise.
+  enum class LocalSchedule { Plain, Auto, Nested } localSchedule = LocalSchedule::Plain;
   int64_t localIterations = 1;
+  double localTolerance = 0;
   bool localRestart = false;
   /// Gate conditions start from random posteriors (symmetry breaking of
   /// mixtures); the scheduler uses those initializations before recomputing

@@ -183,6 +183,22 @@ void Scheduler::initialization() {
     }
     updated[v] = true;
   }
+  // A random initialization the iteration recomputes before some of its
+  // readers run would never reach them (a nested schedule recomputes a
+  // mixture's indicators before the components read them): those readers
+  // run here, from the random values, to break the symmetry.
+  {
+    std::vector<bool> done(n, false);
+    for (unsigned v : iter_) {
+      for (unsigned e : g_.sources[v]) {
+        unsigned u = g_.edges[e].from;
+        if (g_.edges[e].kind != DepKind::Trigger && done[u] && u < automatic_.size() && automatic_[u] &&
+            !g_.invariant[v])
+          pending.insert(v);
+      }
+      done[v] = true;
+    }
+  }
   // The user's initializations are values already: never recomputed here.
   std::vector<bool> executed = userInitialized_;
   for (unsigned s = 0; s < n; ++s)

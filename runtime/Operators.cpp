@@ -2,6 +2,7 @@
 #include "runtime/Operators.h"
 
 #include "runtime/VecMath.h"
+#include <cmath>
 
 namespace {
 
@@ -138,6 +139,47 @@ extern "C" {
 
 void ppc_axpy(int64_t n, double w, const double* x, double* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += w * x[i];
+}
+
+namespace {
+// splitmix64: a counter-based generator (Steele, Lea & Flood 2014).
+uint64_t mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+/// An Exp(1) draw, the i-th of the stream (seed, stream, element).
+double exponentialDraw(int64_t seed, int64_t stream, int64_t element, int64_t i) {
+  uint64_t h = mix64(mix64(mix64(uint64_t(seed)) ^ uint64_t(stream)) ^ uint64_t(element));
+  h = mix64(h ^ uint64_t(i));
+  double u = (double(h >> 11) + 0.5) * 0x1.0p-53;  // in (0, 1)
+  return -std::log(u);
+}
+}  // namespace
+
+void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta, double* stats) {
+  double sum = 0;
+  for (int64_t i = 0; i < k; ++i) sum += (stats[i] = exponentialDraw(seed, stream, element, i));
+  for (int64_t i = 0; i < k; ++i) {
+    stats[i] /= sum;
+    eta[i] = std::log(stats[i]);
+  }
+}
+
+void ppc_random_bernoulli(int64_t seed, int64_t stream, int64_t element, double* eta, double* stats) {
+  const double a = exponentialDraw(seed, stream, element, 0), b = exponentialDraw(seed, stream, element, 1);
+  stats[0] = a / (a + b);
+  eta[0] = std::log(a) - std::log(b);
+}
+
+double ppc_mean_abs_change(int64_t n, const double* current, double* previous) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    s += std::abs(current[i] - previous[i]);
+    previous[i] = current[i];
+  }
+  return n > 0 ? s / double(n) : 0.0;
 }
 
 double ppc_dot(int64_t n, const double* x, const double* y) {

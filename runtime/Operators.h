@@ -98,6 +98,18 @@ double ppc_logsumexp(int64_t n, const double* x);
 /// x <- softmax(x); returns logsumexp of the input
 double ppc_softmax_inplace(int64_t n, double* x);
 
+// ===== Schedule support =====
+/// A random categorical posterior for symmetry breaking: q uniform on the
+/// simplex, a pure function of (seed, stream, element) (a counter-based
+/// generator, so any element can be drawn alone, in any order, on any rank).
+/// stats = q, eta = log q.
+void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta, double* stats);
+/// The same for a Bernoulli posterior: stats = p, eta = logit p.
+void ppc_random_bernoulli(int64_t seed, int64_t stream, int64_t element, double* eta, double* stats);
+/// mean_i |current[i] - previous[i]|, then previous <- current (the local
+/// sweeps' convergence test).
+double ppc_mean_abs_change(int64_t n, const double* current, double* previous);
+
 // ===== Small SPD linear algebra (row-major D x D) =====
 /// inv = A^-1 and *logdet = log|A| by Cholesky; scratch >= D*D. Returns 0, or
 /// 1 when A is not (numerically) positive definite (inv, logdet then unspecified).

@@ -30,6 +30,12 @@ int main(int argc, char **argv) {
   app.add_option("--local-iters", localIters, "local sweeps per element (local-schedule)")
       ->check(CLI::Range(int64_t(1), int64_t(1000000)));
   app.add_flag("--local-restart", localRestart, "restart locals every iteration (local-schedule)");
+  double localTol = 0;
+  app.add_option("--local-tol", localTol, "end the local sweeps when the locals change less (local-schedule)")
+      ->check(CLI::NonNegativeNumber);
+  std::string schedule = "plain";
+  app.add_option("--schedule", schedule, "plain (default), auto or nested (local-schedule)")
+      ->check(CLI::IsMember({"plain", "auto", "nested"}));
   bool randomInit = false;
   app.add_flag("--random-init", randomInit,
                "schedule as ppc does: gate conditions start from random posteriors (schedule, fuse)");
@@ -76,7 +82,11 @@ int main(int argc, char **argv) {
     if (!m || !ir::verify(*m, diags))
       return 1;
     passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
+    ctx.localSchedule = schedule == "auto"     ? passes::PassContext::LocalSchedule::Auto
+                        : schedule == "nested" ? passes::PassContext::LocalSchedule::Nested
+                                               : passes::PassContext::LocalSchedule::Plain;
     ctx.localIterations = localIters;
+    ctx.localTolerance = localTol;
     ctx.localRestart = localRestart;
     ctx.randomInitConditions = randomInit;
     if (!pm.run(*m, ctx, llvm::outs(), llvm::errs()))
