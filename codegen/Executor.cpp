@@ -100,6 +100,8 @@ private:
           elbo += evalDouble(s.scale) * r;
         else if (s.result == Stmt::Result::Slot)
           static_cast<double *>(buffers_[s.buffer])[evalInt(s.index)] += evalDouble(s.scale) * r;
+        else if (s.result == Stmt::Result::SlotProduct)
+          static_cast<double *>(buffers_[s.buffer])[evalInt(s.index)] *= r;
         break;
       }
       }

@@ -216,7 +216,8 @@ private:
     if (s.scale != kNoExpr)
       r = b_.CreateFMul(doubleExpr(s.scale), r);
     llvm::Value *slot = s.result == Stmt::Result::Elbo ? static_cast<llvm::Value *>(elbo_) : element(s.buffer, s.index);
-    b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(b_.getDoubleTy(), slot), r), slot);
+    llvm::Value *old = b_.CreateLoad(b_.getDoubleTy(), slot);
+    b_.CreateStore(s.result == Stmt::Result::SlotProduct ? b_.CreateFMul(old, r) : b_.CreateFAdd(old, r), slot);
   }
 
   const Plan &p_;

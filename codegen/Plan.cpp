@@ -268,6 +268,8 @@ public:
               DiagnosticEngine &diags, Plan &plan)
       : m_(m), ev_(ev), data_(data), randomInit_(randomInit), diags_(diags), p_(plan) {}
 
+  bool productForm = true;
+
   bool run() {
     if (!m_.messages || !m_.iterationSchedule) {
       diags_.error("the module has no schedule: run the scheduling passes first");
@@ -279,6 +281,8 @@ public:
     if (!ok_)
       return false;
     p_.seedBuffer = addBuffer("seed", true, 1);
+    if (productForm)
+      planProductForms();
     emitRandomInit(p_.blocks[Plan::Init]);
     const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
     for (int b = 0; b < 3 && ok_; ++b)
@@ -1032,12 +1036,23 @@ private:
           }
     int32_t acc = accOf_.at(msg.result());
     const Posterior &post = p_.posteriors[posteriorOfQ_.at(msg.target->value)];
+    bool product = productForm_.count(&msg) > 0;
     emitNest(used, 0, env, out, [&](Env &e, std::vector<Stmt> &body) {
+      ExprId at = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, e, msg.loc, post.scratch),
+                         p_.intConst(post.width));
+      if (product) { // the product's identity
+        Stmt c;
+        c.kind = Stmt::Kind::Call;
+        c.kernel = rt::findRuntimeKernel("ppc_fill");
+        c.args = {intArg(post.width), doubleArg(1.0), ptrArg(acc, at)};
+        c.note = "reset " + msg.result()->name + " (product form)";
+        body.push_back(std::move(c));
+        return;
+      }
       Stmt z;
       z.kind = Stmt::Kind::Zero;
       z.buffer = acc;
-      z.index = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, e, msg.loc, post.scratch),
-                       p_.intConst(post.width));
+      z.index = at;
       z.count = post.width;
       z.note = "reset " + msg.result()->name;
       body.push_back(std::move(z));
@@ -1048,6 +1063,9 @@ private:
     for (const auto &op : r.ops) {
       if (!ok_)
         return;
+      if (ctx.levels.empty())
+        for (int pi : columnReaders_[op.get()])
+          emitColumnRefresh(pi, out);
       switch (op->kind) {
       case OpKind::Update: emitUpdate(*op, out, ctx); break;
       case OpKind::Fuse:
@@ -1055,6 +1073,145 @@ private:
       default: fail(op->loc, "internal: unexpected op in a schedule");
       }
     }
+  }
+
+  // ---- categorical posteriors in the exponential domain ----
+  //
+  // q(z) = normalize(prod_j exp(m_j)). Where every message to a categorical
+  // marginal is a row of a Dirichlet parent's E log statistics (the parent
+  // of z) or one entry of such a row picked by data (an observed child that
+  // z selects the row of), the exponentials come from tables refreshed with
+  // the parents and the marginal costs K products instead of K exponentials.
+  // Decided per top-level schedule statement, before any code is emitted:
+  // the marginal and all its messages must be updated in that statement, and
+  // a parent read through a column table must not be (its table is refreshed
+  // when the statement starts).
+  enum class Linear { None, Row, Entry };
+  Linear linearForm(const Op &msg) {
+    if (!msg.gates.empty())
+      return Linear::None;
+    auto dirichletParent = [&](const Operand &o) {
+      auto it = o.isValue() ? posteriorOfQ_.find(o.value) : posteriorOfQ_.end();
+      return it != posteriorOfQ_.end() && p_.posteriors[size_t(it->second)].family == Family::Dirichlet;
+    };
+    if (!msg.evidence && msg.kernel == "ppc_categorical_sample_avglog" && msg.operands.size() == 1 &&
+        dirichletParent(msg.operands[0]))
+      return Linear::Row;
+    if (msg.evidence && msg.kernel == "ppc_categorical_avglogfactor_obs_n" && msg.operands.size() == 2 &&
+        dirichletParent(msg.operands[1]) && msg.operands[1].value->dims.size() == 1)
+      return Linear::Entry;
+    return Linear::None;
+  }
+
+  void planProductForms() {
+    const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
+    for (const Region *r : schedules) {
+      if (!r)
+        continue;
+      for (const auto &top : r->ops) {
+        std::vector<const Op *> updates;
+        std::set<const Op *> unused;
+        if (top->kind == OpKind::Update)
+          updates.push_back(top.get());
+        else
+          for (const auto &region : top->regions)
+            collectUpdates(*region, updates, false, unused);
+        std::set<const Op *> stmts;
+        std::set<int> written;
+        for (const Op *u : updates) {
+          const Op *st = statementOf(*u);
+          stmts.insert(st);
+          if (st->kind == OpKind::Marginal)
+            written.insert(posteriorOfQ_.at(st->result()));
+        }
+        for (const Op *st : stmts) {
+          if (st->kind != OpKind::Marginal)
+            continue;
+          const Posterior &post = p_.posteriors[size_t(posteriorOfQ_.at(st->result()))];
+          if (post.family != Family::Categorical || st->operands.size() < 2)
+            continue;
+          bool ok = true;
+          for (size_t i = 1; i < st->operands.size() && ok; ++i) {
+            const Op *msg = st->operands[i].value->def;
+            Linear form = linearForm(*msg);
+            ok = stmts.count(msg) && form != Linear::None;
+            if (ok && form == Linear::Entry)
+              ok = !written.count(posteriorOfQ_.at(msg->operands[1].value));
+          }
+          if (!ok)
+            continue;
+          productForm_.insert(st);
+          for (size_t i = 1; i < st->operands.size(); ++i) {
+            const Op *msg = st->operands[i].value->def;
+            productForm_.insert(msg);
+            if (linearForm(*msg) == Linear::Row) {
+              int src = posteriorOfQ_.at(msg->operands[0].value);
+              Posterior &pp = p_.posteriors[size_t(src)];
+              if (pp.expRows < 0)
+                pp.expRows = addBuffer(msg->operands[0].value->name + ".exp", false, pp.elements * pp.width);
+            } else {
+              int src = posteriorOfQ_.at(msg->operands[1].value);
+              Posterior &pp = p_.posteriors[size_t(src)];
+              if (pp.expColumns < 0)
+                pp.expColumns =
+                    addBuffer(msg->operands[1].value->name + ".expcols", false, pp.elements * pp.width);
+              auto &readers = columnReaders_[top.get()];
+              if (std::find(readers.begin(), readers.end(), src) == readers.end())
+                readers.push_back(src);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  void emitColumnRefresh(int pi, std::vector<Stmt> &out) {
+    const Posterior &post = p_.posteriors[size_t(pi)];
+    Stmt c;
+    c.kind = Stmt::Kind::Call;
+    c.kernel = rt::findRuntimeKernel("ppc_exp_shifted_columns");
+    c.args = {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
+              ptrArg(post.expColumns, p_.intConst(0))};
+    c.note = "exp of " + post.variable->name + "'s statistics, by column";
+    out.push_back(std::move(c));
+  }
+
+  /// A product-form message: its accumulator row times the parent's row
+  /// table (Row), or its case slot times the table entry at the datum
+  /// (Entry: the usual kernel reads the table instead of the statistics).
+  void emitProductMessage(const Op &msg, Env &env, std::vector<Stmt> &out) {
+    int target = posteriorOfQ_.at(msg.target->value);
+    const Posterior &post = p_.posteriors[size_t(target)];
+    ExprId row = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, env, msg.loc, post.scratch),
+                        p_.intConst(post.width));
+    int32_t acc = accOf_.at(msg.result());
+    if (linearForm(msg) == Linear::Row) {
+      Source parent = resolveMessageOperand(msg.operands[0], env, msg.loc);
+      const Posterior &pp = p_.posteriors[size_t(parent.posterior)];
+      noteRead(parent.posterior, msg.loc);
+      Stmt c;
+      c.kind = Stmt::Kind::Call;
+      c.kernel = rt::findRuntimeKernel("ppc_mul_n");
+      c.args = {intArg(post.width), ptrArg(pp.expRows, p_.mul(parent.element, p_.intConst(pp.width))),
+                ptrArg(acc, row)};
+      c.note = msg.result()->name + " (product form)";
+      out.push_back(std::move(c));
+      return;
+    }
+    std::vector<Stmt> call;
+    emitMessageCall(msg, env, call);
+    if (!ok_ || call.size() != 1 || call[0].scale != kNoExpr || call[0].result != Stmt::Result::Slot) {
+      fail(msg.loc, "internal: a product-form message with a weight");
+      return;
+    }
+    Stmt c = std::move(call[0]);
+    const Posterior &pp = p_.posteriors[size_t(posteriorOfQ_.at(msg.operands[1].value))];
+    for (Arg &a : c.args)
+      if (a.kind == Arg::Kind::Pointer && a.buffer == pp.stats)
+        a.buffer = pp.expColumns;
+    c.result = Stmt::Result::SlotProduct;
+    c.note += " (product form)";
+    out.push_back(std::move(c));
   }
 
   void emitUpdate(const Op &update, std::vector<Stmt> &out, Context &ctx) {
@@ -1133,9 +1290,29 @@ private:
     default: fail(marg.loc, "unsupported posterior family"); return;
     }
     const rt::RuntimeSymbol *stats = rt::findRuntimeKernel(statsName);
+    bool product = productForm_.count(&marg) > 0;
     emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
       ExprId row = p_.mul(flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc, post.scratch),
                           p_.intConst(post.width));
+      if (product) {
+        for (size_t i = 1; i < accs.size(); ++i) {
+          Stmt c;
+          c.kind = Stmt::Kind::Call;
+          c.kernel = rt::findRuntimeKernel("ppc_mul_n");
+          c.args = {intArg(post.width), ptrArg(accs[i], row), ptrArg(accs[0], row)};
+          body.push_back(std::move(c));
+        }
+        Stmt c;
+        c.kind = Stmt::Kind::Call;
+        c.kernel = rt::findRuntimeKernel("ppc_categorical_stats_from_product");
+        Arg eta;
+        eta.kind = Arg::Kind::Null; // scratch rows: nothing reads their natural parameters
+        c.args = {intArg(post.width), ptrArg(accs[0], row), post.scratch ? eta : ptrArg(post.eta, row),
+                  ptrArg(post.stats, row)};
+        c.note = "statistics of " + marg.result()->name + " (product form)";
+        body.push_back(std::move(c));
+        return;
+      }
       Stmt z;
       z.kind = Stmt::Kind::Zero;
       z.buffer = post.eta;
@@ -1160,6 +1337,14 @@ private:
       s.args.push_back(ptrArg(post.stats, row));
       s.note = "statistics of " + marg.result()->name;
       body.push_back(std::move(s));
+      if (post.expRows >= 0) {
+        Stmt t;
+        t.kind = Stmt::Kind::Call;
+        t.kernel = rt::findRuntimeKernel("ppc_exp_shifted_n");
+        t.args = {intArg(post.width), ptrArg(post.stats, row), ptrArg(post.expRows, row)};
+        t.note = "exp of " + marg.result()->name + "'s statistics";
+        body.push_back(std::move(t));
+      }
     });
     computed_.insert(pi);
   }
@@ -1196,7 +1381,13 @@ private:
       emitZeroTargets(msg, loops, from, env, out);
     if (!ok_)
       return;
-    emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) { emitMessageCall(msg, e, body); });
+    bool product = productForm_.count(&msg) > 0;
+    emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
+      if (product)
+        emitProductMessage(msg, e, body);
+      else
+        emitMessageCall(msg, e, body);
+    });
   }
 
   void emitMessageCall(const Op &msg, Env &env, std::vector<Stmt> &out) {
@@ -1613,15 +1804,17 @@ private:
   Plan::BlockId block_ = Plan::Init;
   const Op *nestedLocal_ = nullptr;
   const Value *nestedPlate_ = nullptr;
-  std::set<const Op *> elboFused_, skippedFinal_;
+  std::set<const Op *> elboFused_, skippedFinal_, productForm_;
+  std::map<const Op *, std::vector<int>> columnReaders_;
 };
 
 } // namespace
 
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
-                                bool randomInitConditions, DiagnosticEngine &diags) {
+                                bool randomInitConditions, DiagnosticEngine &diags, bool productForm) {
   auto plan = std::make_unique<Plan>();
   PlanBuilder b(m, eval, data, randomInitConditions, diags, *plan);
+  b.productForm = productForm;
   if (!b.run())
     return nullptr;
   return plan;
@@ -1690,10 +1883,10 @@ void printStmts(const Plan &p, const std::vector<Stmt> &body, int indent, std::o
     case Stmt::Kind::Call:
       if (s.result == Stmt::Result::Elbo)
         os << "elbo += ";
-      else if (s.result == Stmt::Result::Slot) {
+      else if (s.result == Stmt::Result::Slot || s.result == Stmt::Result::SlotProduct) {
         os << p.buffers[s.buffer].name << "[";
         printExpr(p, s.index, os);
-        os << "] += ";
+        os << (s.result == Stmt::Result::Slot ? "] += " : "] *= ");
       }
       if (s.scale != kNoExpr) {
         printExpr(p, s.scale, os);

@@ -99,8 +99,9 @@ struct Stmt {
   // Call
   const rt::RuntimeSymbol *kernel = nullptr;
   std::vector<Arg> args;
-  /// Where the result goes: nowhere, the block's ELBO sum, or buffer[index].
-  enum class Result : uint8_t { Discard, Elbo, Slot } result = Result::Discard;
+  /// Where the result goes: nowhere, the block's ELBO sum, added to
+  /// buffer[index] (Slot) or multiplied into it (SlotProduct, no scale).
+  enum class Result : uint8_t { Discard, Elbo, Slot, SlotProduct } result = Result::Discard;
   ExprId scale = kNoExpr; ///< the result is multiplied by this double (kNoExpr: 1)
   // Zero, ExitBelow and Slot results
   int32_t buffer = -1;
@@ -134,6 +135,11 @@ struct Posterior {
   /// per-token indicators: no tokens x topics buffer). The buffers hold the
   /// rows of the element being processed; the posterior is not an output.
   bool scratch = false;
+  /// Exponential-domain tables of the statistics (-1: none): exp of each row
+  /// shifted by its maximum, refreshed with the row; exp of each column (one
+  /// datum across the elements) shifted by the column's maximum, refreshed
+  /// before the schedule statements that read it.
+  int32_t expRows = -1, expColumns = -1;
 };
 
 struct Plan {
@@ -168,8 +174,12 @@ struct Plan {
 /// null then. With `randomInitConditions`, the latent conditions of gates
 /// (the targets of evidence messages) start from random posteriors; the
 /// scheduler must have been told the same (passes::PassContext).
+/// `productForm` (default on) lets categorical posteriors whose messages
+/// are rows or entries of Dirichlet parents' statistics be computed as
+/// normalized products of exponential tables; off, every categorical is a
+/// softmax of summed messages (the tests compare the two).
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
-                                bool randomInitConditions, DiagnosticEngine &diags);
+                                bool randomInitConditions, DiagnosticEngine &diags, bool productForm = true);
 
 /// A readable listing of the plan (tests and debugging).
 std::string printPlan(const Plan &p);

@@ -182,6 +182,38 @@ double ppc_mean_abs_change(int64_t n, const double* current, double* previous) {
   return n > 0 ? s / double(n) : 0.0;
 }
 
+void ppc_fill(int64_t n, double value, double* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = value;
+}
+
+void ppc_mul_n(int64_t n, const double* src, double* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] *= src[i];
+}
+
+void ppc_exp_shifted_n(int64_t n, const double* src, double* dst) {
+  const double m = n > 0 ? max8(n, src) : 0.0;
+  for (int64_t i = 0; i < n; ++i) dst[i] = vm::exp(src[i] - m);
+}
+
+void ppc_exp_shifted_columns(int64_t rows, int64_t cols, const double* src, double* dst) {
+  if (rows <= 0) return;
+  for (int64_t c = 0; c < cols; ++c) dst[c] = src[c];
+  for (int64_t r = 1; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[c] = src[r * cols + c] > dst[c] ? src[r * cols + c] : dst[c];
+  // dst's first row holds the column maxima until its own turn, last.
+  for (int64_t r = rows - 1; r >= 0; --r)
+    for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = vm::exp(src[r * cols + c] - dst[c]);
+}
+
+void ppc_categorical_stats_from_product(int64_t K, const double* prod, double* eta, double* probs) {
+  double s = 0.0;
+  for (int64_t k = 0; k < K; ++k) s += prod[k];
+  const double inv = 1.0 / s;
+  for (int64_t k = 0; k < K; ++k) probs[k] = prod[k] * inv;
+  if (eta)
+    for (int64_t k = 0; k < K; ++k) eta[k] = vm::log(probs[k]);
+}
+
 double ppc_dot(int64_t n, const double* x, const double* y) {
   return reduce8(n, [&](int64_t i) { return x[i] * y[i]; });
 }

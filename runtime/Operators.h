@@ -110,6 +110,26 @@ void ppc_random_bernoulli(int64_t seed, int64_t stream, int64_t element, double*
 /// sweeps' convergence test).
 double ppc_mean_abs_change(int64_t n, const double* current, double* previous);
 
+// ===== Categorical posteriors in the exponential domain =====
+// q(z) = softmax(sum_j m_j) = normalize(prod_j exp(m_j)): when every message
+// m_j is a row or an entry of a parent's E log statistics, the exponentials
+// are tables refreshed with the parents, and a categorical update costs K
+// products instead of K exponentials (codegen/Plan.cpp, "product form").
+/// dst[i] = value
+void ppc_fill(int64_t n, double value, double* dst);
+/// dst[i] *= src[i]
+void ppc_mul_n(int64_t n, const double* src, double* dst);
+/// dst[i] = exp(src[i] - max_j src[j]) (a row: the shift cancels in q)
+void ppc_exp_shifted_n(int64_t n, const double* src, double* dst);
+/// dst[r][c] = exp(src[r][c] - max_r' src[r'][c]) over a rows x cols array (a
+/// parent indexed by the condition's case r and a datum c: the shift of
+/// column c cancels in q for every datum c)
+void ppc_exp_shifted_columns(int64_t rows, int64_t cols, const double* src, double* dst);
+/// probs = prod / sum(prod); eta = log(probs) unless null. An all-zero
+/// product (every case underflowed even after the shifts) gives NaN, which
+/// the run reports as a non-finite ELBO.
+void ppc_categorical_stats_from_product(int64_t K, const double* prod, double* eta, double* probs);
+
 // ===== Small SPD linear algebra (row-major D x D) =====
 /// inv = A^-1 and *logdet = log|A| by Cholesky; scratch >= D*D. Returns 0, or
 /// 1 when A is not (numerically) positive definite (inv, logdet then unspecified).

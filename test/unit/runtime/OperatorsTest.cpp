@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <vector>
+#include <tuple>
 
 #include "runtime/Distributions.h"
 #include "runtime/Operators.h"
@@ -731,3 +732,65 @@ TEST(Gates, SelectorMessagesAndBranchAccumulation) {
 
 }  // namespace
 }  // namespace ppc::rt
+
+// ---- schedule support and the exponential domain ----
+
+TEST(ScheduleKernels, RandomSimplexIsAPureFunctionOfItsKey) {
+  double eta[6], q[6], eta2[6], q2[6];
+  ppc_random_simplex(6, 42, 3, 1000, eta, q);
+  ppc_random_simplex(6, 42, 3, 1000, eta2, q2);
+  double sum = 0;
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(q[k], q2[k]);
+    EXPECT_GT(q[k], 0.0);
+    EXPECT_NEAR(eta[k], std::log(q[k]), 1e-15);
+    sum += q[k];
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-15);
+  // Another element, stream or seed: another draw.
+  for (auto [seed, stream, element] : {std::tuple{42, 3, 1001}, std::tuple{42, 4, 1000}, std::tuple{43, 3, 1000}}) {
+    ppc_random_simplex(6, seed, stream, element, eta2, q2);
+    EXPECT_NE(q[0], q2[0]);
+  }
+  // Uniform on the simplex: each coordinate has mean 1/K.
+  double mean = 0;
+  for (int e = 0; e < 20000; ++e) {
+    ppc_random_simplex(6, 7, 0, e, eta2, q2);
+    mean += q2[2] / 20000;
+  }
+  EXPECT_NEAR(mean, 1.0 / 6, 0.005);
+  double p, logit;
+  ppc_random_bernoulli(1, 2, 3, &logit, &p);
+  EXPECT_NEAR(logit, std::log(p / (1 - p)), 1e-12);
+}
+
+TEST(ScheduleKernels, MeanAbsChangeRemembersTheCurrentValues) {
+  double cur[3] = {1, 2, 3}, prev[3] = {1, 1, 1};
+  EXPECT_DOUBLE_EQ(ppc_mean_abs_change(3, cur, prev), 1.0);
+  EXPECT_DOUBLE_EQ(ppc_mean_abs_change(3, cur, prev), 0.0);
+}
+
+TEST(ScheduleKernels, ProductOfShiftedExponentialsIsTheSoftmaxOfTheSum) {
+  // Rows of E log theta (3 cases) and a 3 x 4 table of E log phi; the
+  // categorical for datum x = 2 is softmax(theta + phi[:, 2]).
+  const double theta[3] = {-0.5, -3.0, -1.25};
+  const double phi[12] = {-2, -1, -700, -3, -4, -2, -690, -1, -1, -5, -705, -2};
+  double rowTable[3], colTable[12];
+  ppc_exp_shifted_n(3, theta, rowTable);
+  ppc_exp_shifted_columns(3, 4, phi, colTable);
+  double prod[3], probs[3], eta[3];
+  ppc_fill(3, 1.0, prod);
+  ppc_mul_n(3, rowTable, prod);
+  for (int k = 0; k < 3; ++k)
+    prod[k] *= colTable[k * 4 + 2];
+  ppc_categorical_stats_from_product(3, prod, eta, probs);
+  double logits[3] = {theta[0] + phi[2], theta[1] + phi[6], theta[2] + phi[10]};
+  double expected[3];
+  for (int k = 0; k < 3; ++k)
+    expected[k] = logits[k];
+  ppc_softmax_inplace(3, expected);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_NEAR(probs[k], expected[k], 1e-14);
+    EXPECT_NEAR(eta[k], std::log(expected[k]), 1e-12);
+  }
+}

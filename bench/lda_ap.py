@@ -1,0 +1,162 @@
+#!/usr/bin/python3
+"""LDA on the AP corpus: ppc against scikit-learn and gensim, time to quality.
+
+    /usr/bin/python3 bench/lda_ap.py [--runs 3] [--threads 1] [--skip-gensim]
+
+Runs each system --runs times on the same machine in the same invocation and
+prints medians and ratios. Every system's final posterior (topics lambda and
+document proportions gamma, both Dirichlet parameters) is scored by one
+evaluator, `lda_bound`: scikit-learn's variational bound (the ELBO with the
+per-token indicators at their optimum for the given lambda and gamma), per
+token. ppc's own ELBO trace (per iteration, indicators as its schedule left
+them, so never above the bound) gives its time to reach scikit-learn's final
+quality.
+
+Needs Debian's python3-sklearn and python3-gensim (only /usr/bin/python3
+sees them). Model: K = 20, alpha = 0.1, beta = 0.01 (issue 6).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import digamma, gammaln, logsumexp
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PPC = os.path.join(ROOT, "build", "bin", "ppc")
+DATA = os.path.join(ROOT, "examples", "data", "ap_bow.csv")
+K, ALPHA, BETA = 20, 0.1, 0.01
+
+
+def load_corpus():
+    raw = np.loadtxt(DATA, delimiter=",", skiprows=1, dtype=np.int64)
+    docs, words, counts = raw[:, 0], raw[:, 1], raw[:, 2]
+    return sp.csr_matrix((counts.astype(np.float64), (docs, words)))
+
+
+def dirichlet_expectation(a):
+    return digamma(a) - digamma(a.sum(axis=1, keepdims=True))
+
+
+def lda_bound(X, lam, gam):
+    """scikit-learn's LatentDirichletAllocation._approx_bound, written out:
+    sum_dw n_dw log sum_k exp(E log theta_dk + E log beta_kw)
+    + E[log p(theta) - log q(theta)] + E[log p(beta) - log q(beta)]."""
+    elog_theta, elog_beta = dirichlet_expectation(gam), dirichlet_expectation(lam)
+    total = 0.0
+    X = X.tocsr()
+    for d in range(X.shape[0]):
+        lo, hi = X.indptr[d], X.indptr[d + 1]
+        ids, cnt = X.indices[lo:hi], X.data[lo:hi]
+        total += np.dot(cnt, logsumexp(elog_theta[d][:, None] + elog_beta[:, ids], axis=0))
+
+    def dirichlet_terms(prior, q, elog):
+        n = q.shape[1]
+        return (np.sum((prior - q) * elog) + np.sum(gammaln(q) - gammaln(prior))
+                + np.sum(gammaln(prior * n) - gammaln(q.sum(axis=1))))
+
+    total += dirichlet_terms(ALPHA, gam, elog_theta)
+    total += dirichlet_terms(BETA, lam, elog_beta)
+    return total
+
+
+def run_ppc(X, threads, seed, iters):
+    out = tempfile.mkdtemp(prefix="ppc_bench_")
+    shutil.rmtree(out)
+    cmd = [PPC, os.path.join(ROOT, "examples", "lda.ppl"), "-p", f"V={X.shape[1]}", "--infer", DATA,
+           "--map", "theta=doc", "--map", "x=word", "--weight", "count", "--iters", str(iters), "--tol", "0",
+           "--seed", str(seed), "--threads", str(threads), "--out", out, "-q"]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    lam = np.loadtxt(os.path.join(out, "phi.csv"), delimiter=",", skiprows=1)
+    gam = np.loadtxt(os.path.join(out, "theta.csv"), delimiter=",", skiprows=1)
+    shutil.rmtree(out)
+    return {"wall": wall, "compile": summary["compile_seconds"], "trace": summary["elbo"], "time": summary["time"],
+            "bound": lda_bound(X, lam, gam)}
+
+
+def run_sklearn(X, threads, seed):
+    from sklearn.decomposition import LatentDirichletAllocation
+    lda = LatentDirichletAllocation(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=BETA,
+                                    learning_method="batch", max_iter=30, n_jobs=threads, random_state=seed)
+    start = time.perf_counter()
+    lda.fit(X)
+    seconds = time.perf_counter() - start
+    gam = lda._unnormalized_transform(X)
+    return {"seconds": seconds, "bound": lda_bound(X, lda.components_, gam)}
+
+
+def run_gensim(X, seed):
+    from gensim.models import LdaModel
+    X = X.tocsr()
+    corpus = [list(zip(X.indices[X.indptr[d]:X.indptr[d + 1]].tolist(),
+                       X.data[X.indptr[d]:X.indptr[d + 1]].astype(int).tolist())) for d in range(X.shape[0])]
+    start = time.perf_counter()
+    model = LdaModel(corpus, num_topics=K, alpha=np.full(K, ALPHA), eta=BETA, passes=30, update_every=0,
+                     chunksize=len(corpus), iterations=100, gamma_threshold=1e-3, random_state=seed,
+                     id2word={i: str(i) for i in range(X.shape[1])})
+    seconds = time.perf_counter() - start
+    lam = model.state.get_lambda()
+    gam, _ = model.inference(corpus)
+    return {"seconds": seconds, "bound": lda_bound(X, lam, gam)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--ppc-iters", type=int, default=60)
+    ap.add_argument("--skip-gensim", action="store_true")
+    args = ap.parse_args()
+    X = load_corpus()
+    tokens = X.sum()
+    print(f"AP corpus: {X.shape[0]} documents, {X.shape[1]} words, {int(tokens)} tokens; K={K}, "
+          f"alpha={ALPHA}, beta={BETA}; {args.threads} thread(s), {args.runs} runs, medians", flush=True)
+
+    sk = [run_sklearn(X, args.threads, seed) for seed in range(args.runs)]
+    sk_time = statistics.median(r["seconds"] for r in sk)
+    sk_bound = statistics.median(r["bound"] for r in sk) / tokens
+    print(f"scikit-learn batch, 30 iterations: {sk_time:.2f} s, bound {sk_bound:.4f} nats/token", flush=True)
+
+    if not args.skip_gensim and args.threads == 1:
+        gs = [run_gensim(X, seed) for seed in range(args.runs)]
+        gs_time = statistics.median(r["seconds"] for r in gs)
+        gs_bound = statistics.median(r["bound"] for r in gs) / tokens
+        print(f"gensim batch, 30 passes:           {gs_time:.2f} s, bound {gs_bound:.4f} nats/token", flush=True)
+
+    runs = [run_ppc(X, args.threads, seed, args.ppc_iters) for seed in range(args.runs)]
+    if "error" in runs[0]:
+        print(f"ppc --threads {args.threads}: {runs[0]['error']}")
+        return 1
+    target = sk_bound * tokens
+    reach = []
+    for r in runs:
+        hit = next((t for e, t in zip(r["trace"], r["time"]) if e >= target), None)
+        reach.append(hit)
+    per_iter = statistics.median((r["time"][-1] / len(r["time"])) for r in runs)
+    final = statistics.median(r["bound"] for r in runs) / tokens
+    own = statistics.median(r["trace"][-1] for r in runs) / tokens
+    compile_s = statistics.median(r["compile"] for r in runs)
+    print(f"ppc, {args.ppc_iters} iterations: {per_iter * 1000:.0f} ms/iteration, compile {compile_s * 1000:.0f} ms, "
+          f"final bound {final:.4f} nats/token (own ELBO {own:.4f})")
+    if all(h is not None for h in reach):
+        t = statistics.median(reach)
+        print(f"ppc reaches scikit-learn's final bound after {t:.2f} s: {sk_time / t:.1f}x sooner")
+    else:
+        print(f"ppc did not reach scikit-learn's final bound within {args.ppc_iters} iterations in every run")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
