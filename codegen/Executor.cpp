@@ -4,9 +4,11 @@
 #include "ir/IR.h"
 #include "runtime/Symbols.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 namespace ppc::codegen {
 
@@ -16,7 +18,7 @@ namespace {
 
 class Interpreter final : public Engine {
 public:
-  explicit Interpreter(const Plan &p) : p_(p), vars_(size_t(p.loopVars) + 1, 0) {}
+  explicit Interpreter(const Plan &p) : Engine(p), p_(p), vars_(size_t(p.loopVars) + 1, 0) {}
 
   double runBlock(Plan::BlockId block, void *const *buffers) override {
     buffers_ = buffers;
@@ -59,6 +61,23 @@ private:
       switch (s.kind) {
       case Stmt::Kind::Loop: {
         int64_t n = evalInt(s.bound);
+        if (s.parallel) {
+          void *const *shared = buffers_;
+          elbo += parallel.run(
+              s, shared, n,
+              [&](void *const *table, int64_t begin, int64_t end) {
+                buffers_ = table;
+                double sum = 0;
+                for (int64_t i = begin; i < end; ++i) {
+                  vars_[size_t(s.var)] = i;
+                  run(s.body, sum);
+                }
+                buffers_ = shared;
+                return sum;
+              },
+              /*concurrent=*/false);
+          break;
+        }
         for (int64_t i = 0; i < n; ++i) {
           vars_[size_t(s.var)] = i;
           if (!run(s.body, elbo))
@@ -117,6 +136,68 @@ private:
 } // namespace
 
 std::unique_ptr<Engine> createInterpreter(const Plan &plan) { return std::make_unique<Interpreter>(plan); }
+
+// ---- parallel loops -------------------------------------------------------------
+
+std::vector<double> &ParallelRunner::storage(size_t thread, int32_t buffer) {
+  if (storage_.size() <= thread)
+    storage_.resize(thread + 1);
+  auto &perBuffer = storage_[thread];
+  if (perBuffer.size() <= size_t(buffer))
+    perBuffer.resize(size_t(buffer) + 1);
+  std::vector<double> &s = perBuffer[size_t(buffer)];
+  s.resize(size_t(plan_.buffers[size_t(buffer)].size));
+  return s;
+}
+
+double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, const Body &body, bool concurrent) {
+  int64_t chunks = std::min<int64_t>(threads, n);
+  if (chunks <= 1)
+    return body(buffers, 0, n);
+  std::vector<std::vector<void *>> tables(size_t(chunks),
+                                          std::vector<void *>(buffers, buffers + plan_.buffers.size()));
+  for (int64_t t = 0; t < chunks; ++t) {
+    for (int32_t b : loop.privates)
+      tables[size_t(t)][size_t(b)] = storage(size_t(t), b).data();
+    for (int32_t b : loop.reductions) {
+      std::vector<double> &s = storage(size_t(t), b);
+      std::fill(s.begin(), s.end(), 0.0);
+      tables[size_t(t)][size_t(b)] = s.data();
+    }
+  }
+  std::vector<double> elbo(size_t(chunks), 0.0);
+  auto chunk = [&](int64_t t) {
+    elbo[size_t(t)] = body(tables[size_t(t)].data(), n * t / chunks, n * (t + 1) / chunks);
+  };
+  if (concurrent) {
+    std::vector<std::thread> workers;
+    for (int64_t t = 1; t < chunks; ++t)
+      workers.emplace_back(chunk, t);
+    chunk(0);
+    for (std::thread &w : workers)
+      w.join();
+  } else {
+    for (int64_t t = 0; t < chunks; ++t)
+      chunk(t);
+  }
+  double total = 0;
+  for (int64_t t = 0; t < chunks; ++t) {
+    for (int32_t b : loop.reductions) {
+      double *shared = static_cast<double *>(buffers[b]);
+      const std::vector<double> &s = storage_[size_t(t)][size_t(b)];
+      for (size_t i = 0; i < s.size(); ++i)
+        shared[i] += s[i];
+    }
+    total += elbo[size_t(t)];
+  }
+  return total;
+}
+
+extern "C" double ppc_parallel_loop(void *runner, int64_t loop, void *const *buffers, int64_t n,
+                                    double (*body)(void *const *, int64_t, int64_t)) {
+  auto *r = static_cast<ParallelRunner *>(runner);
+  return r->run(*r->loops[size_t(loop)], buffers, n, body, /*concurrent=*/true);
+}
 
 // ---- the state and the iterations -------------------------------------------
 

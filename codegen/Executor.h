@@ -23,14 +23,45 @@ namespace ppc::codegen {
 
 class JitSession;
 
+/// Runs a plan's parallel loops (Stmt::parallel): contiguous chunks of the
+/// elements, one per thread, each with its own copies of the loop's
+/// per-element buffers and zeroed copies of its sums, which are added to the
+/// shared buffers after the loop in chunk order (as are the ELBO terms), so
+/// a run is deterministic for a given number of threads. One thread runs the
+/// loop on the shared buffers directly, with the same result.
+class ParallelRunner {
+public:
+  using Body = std::function<double(void *const *buffers, int64_t begin, int64_t end)>;
+  explicit ParallelRunner(const Plan &plan) : plan_(plan) {}
+  /// `concurrent`: chunks on threads (generated code) or one after another
+  /// (the interpreter, whose state is not thread-safe; same arithmetic).
+  double run(const Stmt &loop, void *const *buffers, int64_t n, const Body &body, bool concurrent);
+  int threads = 1;
+  /// Loops the generated code names by index (ppc_parallel_loop).
+  std::vector<const Stmt *> loops;
+
+private:
+  std::vector<double> &storage(size_t thread, int32_t buffer);
+  const Plan &plan_;
+  std::vector<std::vector<std::vector<double>>> storage_; ///< [thread][buffer]
+};
+
 /// Runs the blocks of a plan over the state's buffers; returns the block's
 /// ELBO sum (0 for blocks without ELBO terms).
 class Engine {
 public:
+  explicit Engine(const Plan &plan) : parallel(plan) {}
   virtual ~Engine() = default;
   virtual double runBlock(Plan::BlockId block, void *const *buffers) = 0;
   virtual std::string_view name() const = 0;
+  void setThreads(int n) { parallel.threads = n < 1 ? 1 : n; }
+  ParallelRunner parallel;
 };
+
+/// Called by generated code for a parallel loop: runs `body` over [0, n)
+/// through the engine's runner (`runner`), loop `loop` of its list.
+extern "C" double ppc_parallel_loop(void *runner, int64_t loop, void *const *buffers, int64_t n,
+                                    double (*body)(void *const *, int64_t, int64_t));
 
 /// The reference interpreter: walks the plan, calls every kernel through
 /// the runtime's symbol table.

@@ -1,5 +1,7 @@
 #include "codegen/Jit.h"
 
+#include "codegen/Executor.h"
+
 #include "runtime/Symbols.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -74,6 +76,9 @@ std::unique_ptr<JitSession> JitSession::create(std::string &error) {
   for (const rt::RuntimeSymbol &s : rt::runtimeSymbols())
     symbols[(*jit)->mangleAndIntern(s.name)] = {llvm::orc::ExecutorAddr::fromPtr(s.address),
                                                  llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  symbols[(*jit)->mangleAndIntern("ppc_parallel_loop")] = {
+      llvm::orc::ExecutorAddr::fromPtr(reinterpret_cast<void *>(&ppc_parallel_loop)),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   if (auto err = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
     error = llvm::toString(std::move(err));
     return nullptr;

@@ -70,7 +70,10 @@ bool linkRuntimeKernels(llvm::Module &m, std::string &error) {
 
 class Emitter {
 public:
-  Emitter(const Plan &p, llvm::LLVMContext &ctx, llvm::Module &m) : p_(p), ctx_(ctx), m_(m), b_(ctx) {}
+  /// `runner`: the engine's parallel-loop runner, whose address the code
+  /// passes back to ppc_parallel_loop; null: parallel loops run in sequence.
+  Emitter(const Plan &p, llvm::LLVMContext &ctx, llvm::Module &m, ParallelRunner *runner)
+      : p_(p), ctx_(ctx), m_(m), b_(ctx), runner_(runner) {}
 
   llvm::Function *emitBlock(Plan::BlockId block) {
     auto *fnType = llvm::FunctionType::get(b_.getDoubleTy(), {b_.getPtrTy()}, false);
@@ -78,23 +81,69 @@ public:
                                       std::string("ppc_block_") + Plan::kBlockNames[block], m_);
     fn->getArg(0)->setName("buffers");
     fn->addParamAttr(0, llvm::Attribute::NoAlias);
+    vars_.assign(size_t(p_.loopVars) + 1, nullptr);
+    enter(fn);
+    emit(p_.blocks[block]);
+    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    if (block == Plan::Init || block == Plan::Final) {
+      // Run once: not worth optimizing (compile latency); the kernels they
+      // call are optimized copies.
+      fn->addFnAttr(llvm::Attribute::OptimizeNone);
+      fn->addFnAttr(llvm::Attribute::NoInline);
+    }
+    return fn;
+  }
+
+private:
+  /// Starts emitting `fn` (first argument: the buffer table).
+  void enter(llvm::Function *fn) {
     fn_ = fn;
     auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn);
     b_.SetInsertPoint(entry);
     elbo_ = b_.CreateAlloca(b_.getDoubleTy(), nullptr, "elbo");
     b_.CreateStore(llvm::ConstantFP::get(b_.getDoubleTy(), 0.0), elbo_);
     bases_.assign(p_.buffers.size(), nullptr);
-    vars_.assign(size_t(p_.loopVars) + 1, nullptr);
     for (size_t i = 0; i < p_.buffers.size(); ++i) {
       llvm::Value *slot = b_.CreateConstGEP1_64(b_.getPtrTy(), fn->getArg(0), i);
       bases_[i] = b_.CreateLoad(b_.getPtrTy(), slot, p_.buffers[i].name);
     }
-    emit(p_.blocks[block]);
-    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
-    return fn;
   }
 
-private:
+  /// A parallel loop: its body becomes `double ppc_loop_<n>(ptr buffers,
+  /// i64 begin, i64 end)`, which the runner calls on each thread's chunk with
+  /// that thread's buffer table; the block adds the returned ELBO terms.
+  void emitParallelLoop(const Stmt &s) {
+    int64_t id = int64_t(runner_->loops.size());
+    runner_->loops.push_back(&s);
+    llvm::Value *bound = intExpr(s.bound);
+    auto *type = llvm::FunctionType::get(b_.getDoubleTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()}, false);
+    auto *body = llvm::Function::Create(type, llvm::Function::InternalLinkage, "ppc_loop_" + std::to_string(id), m_);
+    body->addParamAttr(0, llvm::Attribute::NoAlias);
+    // Emit the outlined function, then come back.
+    llvm::Function *outerFn = fn_;
+    llvm::AllocaInst *outerElbo = elbo_;
+    std::vector<llvm::Value *> outerBases = bases_;
+    std::vector<llvm::BasicBlock *> outerExits;
+    outerExits.swap(exits_);
+    auto ip = b_.saveIP();
+    enter(body);
+    emitLoopRange(s, body->getArg(1), body->getArg(2));
+    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    fn_ = outerFn;
+    elbo_ = outerElbo;
+    bases_ = outerBases;
+    exits_.swap(outerExits);
+    b_.restoreIP(ip);
+    auto *runnerPtr = b_.CreateIntToPtr(b_.getInt64(reinterpret_cast<uint64_t>(runner_)), b_.getPtrTy());
+    auto callee = m_.getOrInsertFunction(
+        "ppc_parallel_loop", llvm::FunctionType::get(b_.getDoubleTy(),
+                                                     {b_.getPtrTy(), b_.getInt64Ty(), b_.getPtrTy(),
+                                                      b_.getInt64Ty(), b_.getPtrTy()},
+                                                     false));
+    llvm::Value *r = b_.CreateCall(callee, {runnerPtr, b_.getInt64(uint64_t(id)), fn_->getArg(0), bound, body});
+    b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(b_.getDoubleTy(), elbo_), r), elbo_);
+  }
+
   llvm::Value *intExpr(ExprId id) {
     const Expr &e = p_.exprs[size_t(id)];
     switch (e.kind) {
@@ -167,7 +216,14 @@ private:
   }
 
   void emitLoop(const Stmt &s) {
-    llvm::Value *bound = intExpr(s.bound);
+    if (s.parallel && runner_) {
+      emitParallelLoop(s);
+      return;
+    }
+    emitLoopRange(s, b_.getInt64(0), intExpr(s.bound));
+  }
+
+  void emitLoopRange(const Stmt &s, llvm::Value *start, llvm::Value *bound) {
     llvm::BasicBlock *pre = b_.GetInsertBlock();
     auto *header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
     auto *bodyBlock = llvm::BasicBlock::Create(ctx_, "body", fn_);
@@ -175,7 +231,7 @@ private:
     b_.CreateBr(header);
     b_.SetInsertPoint(header);
     llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, "i" + std::to_string(s.var));
-    i->addIncoming(b_.getInt64(0), pre);
+    i->addIncoming(start, pre);
     b_.CreateCondBr(b_.CreateICmpSLT(i, bound), bodyBlock, exit);
     b_.SetInsertPoint(bodyBlock);
     llvm::Value *saved = vars_[size_t(s.var)];
@@ -228,11 +284,12 @@ private:
   llvm::AllocaInst *elbo_ = nullptr;
   std::vector<llvm::Value *> bases_, vars_;
   std::vector<llvm::BasicBlock *> exits_; ///< exit blocks of the enclosing loops
+  ParallelRunner *runner_ = nullptr;
 };
 
-std::unique_ptr<llvm::Module> buildModule(const Plan &plan, llvm::LLVMContext &ctx) {
+std::unique_ptr<llvm::Module> buildModule(const Plan &plan, llvm::LLVMContext &ctx, ParallelRunner *runner) {
   auto m = std::make_unique<llvm::Module>("ppc_plan", ctx);
-  Emitter e(plan, ctx, *m);
+  Emitter e(plan, ctx, *m, runner);
   for (int b = 0; b < Plan::NumBlocks; ++b)
     e.emitBlock(Plan::BlockId(b));
   return m;
@@ -240,6 +297,7 @@ std::unique_ptr<llvm::Module> buildModule(const Plan &plan, llvm::LLVMContext &c
 
 class JitEngine final : public Engine {
 public:
+  explicit JitEngine(const Plan &plan) : Engine(plan) {}
   double runBlock(Plan::BlockId block, void *const *buffers) override { return fns_[block](buffers); }
   std::string_view name() const override { return "jit"; }
 
@@ -251,7 +309,7 @@ public:
 
 std::string planToLLVMText(const Plan &plan) {
   llvm::LLVMContext ctx;
-  auto m = buildModule(plan, ctx);
+  auto m = buildModule(plan, ctx, nullptr);
   std::string text;
   llvm::raw_string_ostream os(text);
   m->print(os, nullptr);
@@ -261,7 +319,8 @@ std::string planToLLVMText(const Plan &plan) {
 std::unique_ptr<Engine> createJitEngine(const Plan &plan, JitSession &session, std::string *optimizedIR,
                                         std::string &error) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto m = buildModule(plan, *ctx);
+  auto engine = std::make_unique<JitEngine>(plan);
+  auto m = buildModule(plan, *ctx, &engine->parallel);
   if (!linkRuntimeKernels(*m, error))
     return nullptr;
   std::string verify;
@@ -270,7 +329,6 @@ std::unique_ptr<Engine> createJitEngine(const Plan &plan, JitSession &session, s
     error = "internal: generated LLVM IR does not verify: " + verify;
     return nullptr;
   }
-  auto engine = std::make_unique<JitEngine>();
   engine->code = session.add(std::move(m), std::move(ctx), error, optimizedIR);
   if (!engine->code.live())
     return nullptr;

@@ -1346,6 +1346,9 @@ private:
         body.push_back(std::move(t));
       }
     });
+    // A whole array's update (the topics): its rows are independent.
+    if (from == 0 && !loops.empty() && !out.empty() && out.back().kind == Stmt::Kind::Loop)
+      out.back().parallel = true;
     computed_.insert(pi);
   }
 
@@ -1501,6 +1504,9 @@ private:
       collectUpdates(*r, updates, false, inRepeated);
     Context inner = ctx;
     inner.levels.push_back(level);
+    std::vector<int32_t> reductions;
+    if (depth == 0)
+      elementTemporaries_.clear();
     for (const Op *u : updates) {
       const Op *stmt = statementOf(*u);
       if (!stmt || stmt->kind != OpKind::Msg || ctx.reductionAt.count(stmt))
@@ -1513,6 +1519,7 @@ private:
         if (!bindContext(*stmt, loops, ctx, env))
           return;
         emitZeroTargets(*stmt, loops, depth + 1, env, out);
+        reductions.push_back(accOf_.at(stmt->result()));
       }
       inner.reductionAt[stmt] = u; // the last one wins
     }
@@ -1557,6 +1564,22 @@ private:
     }
     if (overElements)
       dropScratch();
+    if (depth == 0 && op.parallel && block_ != Plan::Final) {
+      loop.parallel = true;
+      loop.reductions = reductions;
+      loop.privates = elementTemporaries_;
+      if (overElements)
+        for (const Posterior &post : p_.posteriors)
+          if (post.scratch) {
+            loop.privates.push_back(post.eta);
+            loop.privates.push_back(post.stats);
+          }
+      ir::walk(*m_.messages, [&](const Op &msg) {
+        if (msg.kind == OpKind::Msg && msg.target && overElements &&
+            p_.posteriors[size_t(posteriorOfQ_.at(msg.target->value))].scratch)
+          loop.privates.push_back(accOf_.at(msg.result()));
+      });
+    }
     out.push_back(std::move(loop));
   }
 
@@ -1597,6 +1620,7 @@ private:
         t.eta = post.eta;
         t.width = post.width;
         t.prev = addBuffer(marg->result()->name + ".prev", false, post.width);
+        elementTemporaries_.push_back(t.prev);
         t.row = p_.mul(flatIndex(marg->result()->dims, indicesOf(loops), env, marg->loc), p_.intConst(post.width));
         tracked.push_back(t);
       }
@@ -1622,6 +1646,7 @@ private:
     emitSchedule(*local.regions[0], sweeps.body, ctx);
     if (!tracked.empty()) {
       int32_t slot = addBuffer("local.change", false, 1);
+      elementTemporaries_.push_back(slot);
       Stmt z;
       z.kind = Stmt::Kind::Zero;
       z.buffer = slot;
@@ -1715,6 +1740,7 @@ private:
         Env inner = env;
         inner[op->index] = p_.loopVar(loop.var);
         emitElbo(*op->regions[0], loop.body, inner, weights, false);
+        loop.parallel = top; // terms summed per thread, then in thread order
         if (!loop.body.empty())
           out.push_back(std::move(loop));
         break;
@@ -1806,6 +1832,7 @@ private:
   const Value *nestedPlate_ = nullptr;
   std::set<const Op *> elboFused_, skippedFinal_, productForm_;
   std::map<const Op *, std::vector<int>> columnReaders_;
+  std::vector<int32_t> elementTemporaries_; ///< per-element buffers of the current outermost loop
 };
 
 } // namespace
@@ -1862,8 +1889,16 @@ void printStmts(const Plan &p, const std::vector<Stmt> &body, int indent, std::o
     os << std::string(size_t(indent) * 2, ' ');
     switch (s.kind) {
     case Stmt::Kind::Loop:
-      os << "for i" << s.var << " < ";
+      os << (s.parallel ? "parallel for i" : "for i") << s.var << " < ";
       printExpr(p, s.bound, os);
+      if (s.parallel) {
+        for (auto [label, list] : {std::pair{" private", &s.privates}, std::pair{" sum", &s.reductions}})
+          if (!list->empty()) {
+            os << label;
+            for (int32_t b : *list)
+              os << " " << p.buffers[size_t(b)].name;
+          }
+      }
       if (!s.note.empty())
         os << "  // " << s.note;
       os << " {\n";

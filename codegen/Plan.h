@@ -96,6 +96,13 @@ struct Stmt {
   int32_t var = 0;
   ExprId bound = kNoExpr;
   std::vector<Stmt> body;
+  /// A loop whose iterations may run on several threads (the outermost
+  /// data plate's elements): each thread gets its own copy of `privates`
+  /// (rows of the element being processed) and a zeroed copy of
+  /// `reductions` (sums over the elements), which are added to the shared
+  /// buffers after the loop in thread order, as are the ELBO terms.
+  bool parallel = false;
+  std::vector<int32_t> privates, reductions;
   // Call
   const rt::RuntimeSymbol *kernel = nullptr;
   std::vector<Arg> args;

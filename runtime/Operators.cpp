@@ -154,7 +154,7 @@ double exponentialDraw(int64_t seed, int64_t stream, int64_t element, int64_t i)
   uint64_t h = mix64(mix64(mix64(uint64_t(seed)) ^ uint64_t(stream)) ^ uint64_t(element));
   h = mix64(h ^ uint64_t(i));
   double u = (double(h >> 11) + 0.5) * 0x1.0p-53;  // in (0, 1)
-  return -std::log(u);
+  return -vm::log(u);
 }
 }  // namespace
 
@@ -163,14 +163,14 @@ void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element
   for (int64_t i = 0; i < k; ++i) sum += (stats[i] = exponentialDraw(seed, stream, element, i));
   for (int64_t i = 0; i < k; ++i) {
     stats[i] /= sum;
-    eta[i] = std::log(stats[i]);
+    eta[i] = vm::log(stats[i]);
   }
 }
 
 void ppc_random_bernoulli(int64_t seed, int64_t stream, int64_t element, double* eta, double* stats) {
   const double a = exponentialDraw(seed, stream, element, 0), b = exponentialDraw(seed, stream, element, 1);
   stats[0] = a / (a + b);
-  eta[0] = std::log(a) - std::log(b);
+  eta[0] = vm::log(a) - vm::log(b);
 }
 
 double ppc_mean_abs_change(int64_t n, const double* current, double* previous) {

@@ -204,6 +204,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, const rt::
   } else {
     engine = codegen::createInterpreter(*plan);
   }
+  engine->setThreads(int(flags.threads));
   rt::RunSummary summary;
   summary.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   options["engine"] = flags.engine;
@@ -297,7 +298,9 @@ int main(int argc, char **argv) {
   app.add_option("--tol", run.run.tolerance, "stop when the relative ELBO change is below this (default 1e-6)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", run.run.seed, "seed of the random initialization (default 0)");
-  app.add_option("--threads", run.threads, "worker threads (default 1)")->check(CLI::Range(int64_t(1), int64_t(1024)));
+  app.add_option("--threads", run.threads,
+                 "threads for the outermost data plate's elements (default 1); the result depends only on this "
+                 "number")->check(CLI::Range(int64_t(1), int64_t(1024)));
   app.add_option("--engine", run.engine, "jit (LLVM ORC, default) or interp (the reference interpreter)")
       ->check(CLI::IsMember({"jit", "interp"}));
   app.add_option("--out", run.out, "write posteriors (one CSV per latent variable) and summary.json to this directory");
@@ -335,9 +338,6 @@ int main(int argc, char **argv) {
     binding.weight = weightColumn;
   if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
     return usageError("--emit=" + emit + " needs --infer FILE");
-  if (run.threads > 1)
-    return usageError("--threads " + std::to_string(run.threads) +
-                      ": this build runs inference on one thread; parallel loops are not implemented yet");
   std::map<std::string, std::string> optionsUsed;
   {
     std::string command = "ppc";

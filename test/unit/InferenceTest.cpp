@@ -97,6 +97,7 @@ struct FitOptions {
   passes::PassContext::LocalSchedule localSchedule = passes::PassContext::LocalSchedule::Plain;
   double localTolerance = 0;
   bool productForm = true;
+  int threads = 1;
 };
 
 std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string> &files, const FitOptions &o) {
@@ -139,6 +140,7 @@ std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string
     f->engine = codegen::createInterpreter(*f->plan);
   if (!f->engine)
     return f;
+  f->engine->setThreads(o.threads);
   f->inference = std::make_unique<codegen::Inference>(*f->plan);
   f->inference->initialize(*f->engine, o.run.seed);
   f->ok = f->inference->run(*f->engine, o.run, f->summary, nullptr, f->error);
@@ -473,6 +475,46 @@ TEST(Inference, NestedScheduleBeatsPlainOnLda) {
   auto a = fit(model, files, nested), b = fit(model, files, plain);
   ASSERT_TRUE(a->ok && b->ok) << a->error << b->error;
   EXPECT_GT(a->elbo(), b->elbo());
+}
+
+// Parallel loops: each thread sums into its own copies, merged in thread
+// order. The JIT (threads) and the interpreter (chunks in sequence) give the
+// same numbers; another thread count changes only the rounding of the sums.
+TEST(Inference, ThreadsChangeOnlyTheRounding) {
+  FitOptions o = ldaDefaults();
+  o.localTolerance = 0;
+  o.run.maxIterations = 5;
+  o.run.tolerance = 0;
+  std::string model = readAll(examplePath("lda.ppl"));
+  std::vector<std::string> files = {examplePath("data/ap_small_d200_w500.csv")};
+  auto one = fit(model, files, o);
+  o.threads = 2;
+  auto two = fit(model, files, o);
+  o.threads = 3;
+  auto three = fit(model, files, o);
+  o.engine = "interp";
+  auto threeInterp = fit(model, files, o);
+  ASSERT_TRUE(one->ok && two->ok && three->ok && threeInterp->ok);
+  bool parallel = false;
+  for (const codegen::Stmt &s : two->plan->blocks[codegen::Plan::Iteration])
+    parallel = parallel || (s.kind == codegen::Stmt::Kind::Loop && s.parallel && !s.reductions.empty());
+  EXPECT_TRUE(parallel);
+  for (size_t i = 0; i < 5; ++i) {
+    double e = one->summary.elbo[i];
+    EXPECT_NEAR(two->summary.elbo[i], e, 1e-9 * std::abs(e));
+    EXPECT_NEAR(three->summary.elbo[i], e, 1e-9 * std::abs(e));
+    EXPECT_NEAR(threeInterp->summary.elbo[i], three->summary.elbo[i], 1e-12 * std::abs(e));
+  }
+  // Old Faithful (the plain schedule, parallel loops over the data points).
+  FitOptions g;
+  g.run.maxIterations = 20;
+  g.run.tolerance = 0;
+  auto g1 = fit(readAll(examplePath("gaussian_mixture.ppl")), {examplePath("data/faithful.csv")}, g);
+  g.threads = 2;
+  auto g2 = fit(readAll(examplePath("gaussian_mixture.ppl")), {examplePath("data/faithful.csv")}, g);
+  ASSERT_TRUE(g1->ok && g2->ok) << g1->error << g2->error;
+  for (size_t i = 0; i < 20; ++i)
+    EXPECT_NEAR(g2->summary.elbo[i], g1->summary.elbo[i], 1e-9 * std::abs(g1->summary.elbo[i]));
 }
 
 long residentKiB() {
