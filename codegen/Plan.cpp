@@ -1098,8 +1098,18 @@ private:
         dirichletParent(msg.operands[0]))
       return Linear::Row;
     if (msg.evidence && msg.kernel == "ppc_categorical_avglogfactor_obs_n" && msg.operands.size() == 2 &&
-        dirichletParent(msg.operands[1]) && msg.operands[1].value->dims.size() == 1)
+        dirichletParent(msg.operands[1]) && msg.operands[1].value->dims.size() == 1) {
+      // The case loop is the innermost; it picks the parent's row and
+      // nothing else: one datum's row of the transposed table serves all cases.
+      std::vector<Op *> loops = ir::enclosingLoops(msg);
+      const Operand &parent = msg.operands[1];
+      if (loops.empty() || !msg.targetCase || !msg.targetCase->isValue() ||
+          msg.targetCase->value != loops.back()->index || parent.indices.size() != 1 ||
+          !parent.indices[0].isValue() || parent.indices[0].value != loops.back()->index ||
+          usesIndex(msg.operands[0], loops.back()->index) || usesIndex(*msg.target, loops.back()->index))
+        return Linear::None;
       return Linear::Entry;
+    }
     return Linear::None;
   }
 
@@ -1169,10 +1179,10 @@ private:
     const Posterior &post = p_.posteriors[size_t(pi)];
     Stmt c;
     c.kind = Stmt::Kind::Call;
-    c.kernel = rt::findRuntimeKernel("ppc_exp_shifted_columns");
+    c.kernel = rt::findRuntimeKernel("ppc_exp_shifted_transposed");
     c.args = {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
               ptrArg(post.expColumns, p_.intConst(0))};
-    c.note = "exp of " + post.variable->name + "'s statistics, by column";
+    c.note = "exp of " + post.variable->name + "'s statistics, by datum";
     out.push_back(std::move(c));
   }
 
@@ -1198,19 +1208,20 @@ private:
       out.push_back(std::move(c));
       return;
     }
-    std::vector<Stmt> call;
-    emitMessageCall(msg, env, call);
-    if (!ok_ || call.size() != 1 || call[0].scale != kNoExpr || call[0].result != Stmt::Result::Slot) {
-      fail(msg.loc, "internal: a product-form message with a weight");
+    // Entry: the accumulator row times the datum's row of the transposed table.
+    Source datum = resolveMessageOperand(msg.operands[0], env, msg.loc);
+    const Posterior &pp = p_.posteriors[size_t(posteriorOfQ_.at(msg.operands[1].value))];
+    noteRead(posteriorOfQ_.at(msg.operands[1].value), msg.loc);
+    if (datum.kind != Source::Data || pp.elements != post.width) {
+      fail(msg.loc, "internal: a product-form evidence message without a datum");
       return;
     }
-    Stmt c = std::move(call[0]);
-    const Posterior &pp = p_.posteriors[size_t(posteriorOfQ_.at(msg.operands[1].value))];
-    for (Arg &a : c.args)
-      if (a.kind == Arg::Kind::Pointer && a.buffer == pp.stats)
-        a.buffer = pp.expColumns;
-    c.result = Stmt::Result::SlotProduct;
-    c.note += " (product form)";
+    ExprId x = p_.loadInt(dataBuffer(datum.data, Data::Int), datum.element);
+    Stmt c;
+    c.kind = Stmt::Kind::Call;
+    c.kernel = rt::findRuntimeKernel("ppc_mul_n");
+    c.args = {intArg(post.width), ptrArg(pp.expColumns, p_.mul(x, p_.intConst(pp.elements))), ptrArg(acc, row)};
+    c.note = msg.result()->name + " (product form)";
     out.push_back(std::move(c));
   }
 
@@ -1385,6 +1396,12 @@ private:
     if (!ok_)
       return;
     bool product = productForm_.count(&msg) > 0;
+    if (product && linearForm(msg) == Linear::Entry) {
+      // One statement per datum for all the cases: no loop over the cases.
+      std::vector<Op *> outer(loops.begin(), loops.end() - 1);
+      emitNest(outer, from, env, out, [&](Env &e, std::vector<Stmt> &body) { emitProductMessage(msg, e, body); });
+      return;
+    }
     emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
       if (product)
         emitProductMessage(msg, e, body);

@@ -195,14 +195,13 @@ void ppc_exp_shifted_n(int64_t n, const double* src, double* dst) {
   for (int64_t i = 0; i < n; ++i) dst[i] = vm::exp(src[i] - m);
 }
 
-void ppc_exp_shifted_columns(int64_t rows, int64_t cols, const double* src, double* dst) {
+void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, const double* src, double* dst) {
   if (rows <= 0) return;
-  for (int64_t c = 0; c < cols; ++c) dst[c] = src[c];
-  for (int64_t r = 1; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) dst[c] = src[r * cols + c] > dst[c] ? src[r * cols + c] : dst[c];
-  // dst's first row holds the column maxima until its own turn, last.
-  for (int64_t r = rows - 1; r >= 0; --r)
-    for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = vm::exp(src[r * cols + c] - dst[c]);
+  for (int64_t c = 0; c < cols; ++c) {
+    double m = src[c];
+    for (int64_t r = 1; r < rows; ++r) m = src[r * cols + c] > m ? src[r * cols + c] : m;
+    for (int64_t r = 0; r < rows; ++r) dst[c * rows + r] = vm::exp(src[r * cols + c] - m);
+  }
 }
 
 void ppc_categorical_stats_from_product(int64_t K, const double* prod, double* eta, double* probs) {

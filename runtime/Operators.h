@@ -121,10 +121,11 @@ void ppc_fill(int64_t n, double value, double* dst);
 void ppc_mul_n(int64_t n, const double* src, double* dst);
 /// dst[i] = exp(src[i] - max_j src[j]) (a row: the shift cancels in q)
 void ppc_exp_shifted_n(int64_t n, const double* src, double* dst);
-/// dst[r][c] = exp(src[r][c] - max_r' src[r'][c]) over a rows x cols array (a
-/// parent indexed by the condition's case r and a datum c: the shift of
-/// column c cancels in q for every datum c)
-void ppc_exp_shifted_columns(int64_t rows, int64_t cols, const double* src, double* dst);
+/// dst[c][r] = exp(src[r][c] - max_r' src[r'][c]): a rows x cols array (a
+/// parent indexed by the condition's case r and a datum c) as a cols x rows
+/// table, so that a datum's row of factors is contiguous; the shift of
+/// column c cancels in q for every datum c.
+void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, const double* src, double* dst);
 /// probs = prod / sum(prod); eta = log(probs) unless null. An all-zero
 /// product (every case underflowed even after the shifts) gives NaN, which
 /// the run reports as a non-finite ELBO.

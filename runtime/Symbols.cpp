@@ -76,7 +76,7 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_fill),
     PPC_SYMBOL(ppc_mul_n),
     PPC_SYMBOL(ppc_exp_shifted_n),
-    PPC_SYMBOL(ppc_exp_shifted_columns),
+    PPC_SYMBOL(ppc_exp_shifted_transposed),
     PPC_SYMBOL(ppc_categorical_stats_from_product),
     PPC_SYMBOL(ppc_spd_inverse_logdet),
     PPC_SYMBOL(ppc_gamma_pointmass_stats),

@@ -771,18 +771,18 @@ TEST(ScheduleKernels, MeanAbsChangeRemembersTheCurrentValues) {
 }
 
 TEST(ScheduleKernels, ProductOfShiftedExponentialsIsTheSoftmaxOfTheSum) {
-  // Rows of E log theta (3 cases) and a 3 x 4 table of E log phi; the
+  // Rows of E log theta (3 cases) and a 3 x 4 array of E log phi; the
   // categorical for datum x = 2 is softmax(theta + phi[:, 2]).
   const double theta[3] = {-0.5, -3.0, -1.25};
   const double phi[12] = {-2, -1, -700, -3, -4, -2, -690, -1, -1, -5, -705, -2};
   double rowTable[3], colTable[12];
   ppc_exp_shifted_n(3, theta, rowTable);
-  ppc_exp_shifted_columns(3, 4, phi, colTable);
+  ppc_exp_shifted_transposed(3, 4, phi, colTable);
   double prod[3], probs[3], eta[3];
   ppc_fill(3, 1.0, prod);
   ppc_mul_n(3, rowTable, prod);
   for (int k = 0; k < 3; ++k)
-    prod[k] *= colTable[k * 4 + 2];
+    prod[k] *= colTable[2 * 3 + k];
   ppc_categorical_stats_from_product(3, prod, eta, probs);
   double logits[3] = {theta[0] + phi[2], theta[1] + phi[6], theta[2] + phi[10]};
   double expected[3];
