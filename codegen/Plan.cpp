@@ -1036,6 +1036,20 @@ private:
           }
     int32_t acc = accOf_.at(msg.result());
     const Posterior &post = p_.posteriors[posteriorOfQ_.at(msg.target->value)];
+    if (transposed_.count(&msg)) {
+      if (used.size() != 1 || used[0] != loops.back()) {
+        fail(msg.loc, "internal: a partial reset of the transposed accumulator of %" + msg.result()->name);
+        return;
+      }
+      Stmt z;
+      z.kind = Stmt::Kind::Zero;
+      z.buffer = acc;
+      z.index = p_.intConst(0);
+      z.count = post.elements * post.width;
+      z.note = "reset " + msg.result()->name + " (datum-major)";
+      out.push_back(std::move(z));
+      return;
+    }
     bool product = productForm_.count(&msg) > 0;
     emitNest(used, 0, env, out, [&](Env &e, std::vector<Stmt> &body) {
       ExprId at = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, e, msg.loc, post.scratch),
@@ -1113,7 +1127,34 @@ private:
     return Linear::None;
   }
 
+  /// A message to a Dirichlet row picked by the case of a gate, from an
+  /// observed categorical (LDA: a token's count to topic k's word x), for
+  /// every case: the accumulator is kept transposed (datum-major), so that
+  /// one token adds its weighted case probabilities to one contiguous row.
+  bool scatterForm(const Op &msg) {
+    if (msg.evidence || msg.kernel != "ppc_categorical_probs_avglog_obs_n" || msg.operands.size() != 1 ||
+        msg.gates.size() != 1 || !msg.target)
+      return false;
+    std::vector<Op *> loops = ir::enclosingLoops(msg);
+    if (loops.empty())
+      return false;
+    const Value *k = loops.back()->index;
+    const Operand &target = *msg.target;
+    const auto &[cond, kase] = msg.gates[0];
+    auto it = posteriorOfQ_.find(target.value);
+    auto ct = cond.isValue() ? posteriorOfQ_.find(cond.value) : posteriorOfQ_.end();
+    return it != posteriorOfQ_.end() && ct != posteriorOfQ_.end() && target.value->dims.size() == 1 &&
+           target.indices.size() == 1 && target.indices[0].isValue() && target.indices[0].value == k &&
+           kase.isValue() && kase.value == k && !usesIndex(cond, k) && !usesIndex(msg.operands[0], k) &&
+           p_.posteriors[size_t(ct->second)].family == Family::Categorical &&
+           p_.posteriors[size_t(ct->second)].width == p_.posteriors[size_t(it->second)].elements;
+  }
+
   void planProductForms() {
+    ir::walk(*m_.messages, [&](const Op &msg) {
+      if (msg.kind == OpKind::Msg && scatterForm(msg))
+        transposed_.insert(&msg);
+    });
     const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
     for (const Region *r : schedules) {
       if (!r)
@@ -1225,6 +1266,31 @@ private:
     out.push_back(std::move(c));
   }
 
+  /// acc[x][k] += w q(z = k) for all cases k at once (scatterForm).
+  void emitTransposedScatter(const Op &msg, Env &env, std::vector<Stmt> &out) {
+    const Posterior &post = p_.posteriors[size_t(posteriorOfQ_.at(msg.target->value))];
+    Source datum = resolveMessageOperand(msg.operands[0], env, msg.loc);
+    Source cond = resolveMessageOperand(msg.gates[0].first, env, msg.loc);
+    if (!ok_ || datum.kind != Source::Data || cond.kind != Source::Latent) {
+      fail(msg.loc, "internal: a datum-major message without a datum or a condition");
+      return;
+    }
+    noteRead(cond.posterior, msg.loc);
+    const Posterior &z = p_.posteriors[size_t(cond.posterior)];
+    ExprId w = replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc);
+    ExprId x = p_.loadInt(dataBuffer(datum.data, Data::Int), datum.element);
+    Stmt c;
+    c.kind = Stmt::Kind::Call;
+    c.kernel = rt::findRuntimeKernel("ppc_axpy");
+    Arg weight;
+    weight.kind = Arg::Kind::Double;
+    weight.expr = w == kNoExpr ? p_.doubleConst(1) : w;
+    c.args = {intArg(post.elements), weight, ptrArg(z.stats, p_.mul(cond.element, p_.intConst(z.width))),
+              ptrArg(accOf_.at(msg.result()), p_.mul(x, p_.intConst(post.elements)))};
+    c.note = msg.result()->name + " (datum-major)";
+    out.push_back(std::move(c));
+  }
+
   void emitUpdate(const Op &update, std::vector<Stmt> &out, Context &ctx) {
     const Op *stmt = statementOf(update);
     if (!stmt) {
@@ -1286,8 +1352,12 @@ private:
     if (post.randomInit && checkReads_ && !initRead_.count(pi))
       recomputedUnread_.insert(pi);
     std::vector<int32_t> accs;
-    for (size_t i = 1; i < marg.operands.size(); ++i)
+    std::set<int32_t> transposedAccs;
+    for (size_t i = 1; i < marg.operands.size(); ++i) {
       accs.push_back(accOf_.at(marg.operands[i].value));
+      if (transposed_.count(marg.operands[i].value->def))
+        transposedAccs.insert(accs.back());
+    }
     const rt::RuntimeSymbol *axpy = rt::findRuntimeKernel("ppc_axpy");
     std::string statsName;
     switch (post.family) {
@@ -1334,8 +1404,15 @@ private:
       for (int32_t acc : accs) {
         Stmt c;
         c.kind = Stmt::Kind::Call;
-        c.kernel = axpy;
-        c.args = {intArg(post.width), doubleArg(1.0), ptrArg(acc, row), ptrArg(post.eta, row)};
+        if (transposedAccs.count(acc)) { // column `element` of the datum-major sums
+          c.kernel = rt::findRuntimeKernel("ppc_axpy_strided");
+          ExprId element = flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc, post.scratch);
+          c.args = {intArg(post.width), intArg(post.elements), doubleArg(1.0), ptrArg(acc, element),
+                    ptrArg(post.eta, row)};
+        } else {
+          c.kernel = axpy;
+          c.args = {intArg(post.width), doubleArg(1.0), ptrArg(acc, row), ptrArg(post.eta, row)};
+        }
         body.push_back(std::move(c));
       }
       Stmt s;
@@ -1395,6 +1472,11 @@ private:
       emitZeroTargets(msg, loops, from, env, out);
     if (!ok_)
       return;
+    if (transposed_.count(&msg)) {
+      std::vector<Op *> outer(loops.begin(), loops.end() - 1);
+      emitNest(outer, from, env, out, [&](Env &e, std::vector<Stmt> &body) { emitTransposedScatter(msg, e, body); });
+      return;
+    }
     bool product = productForm_.count(&msg) > 0;
     if (product && linearForm(msg) == Linear::Entry) {
       // One statement per datum for all the cases: no loop over the cases.
@@ -1847,7 +1929,7 @@ private:
   Plan::BlockId block_ = Plan::Init;
   const Op *nestedLocal_ = nullptr;
   const Value *nestedPlate_ = nullptr;
-  std::set<const Op *> elboFused_, skippedFinal_, productForm_;
+  std::set<const Op *> elboFused_, skippedFinal_, productForm_, transposed_;
   std::map<const Op *, std::vector<int>> columnReaders_;
   std::vector<int32_t> elementTemporaries_; ///< per-element buffers of the current outermost loop
 };

@@ -141,6 +141,10 @@ void ppc_axpy(int64_t n, double w, const double* x, double* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += w * x[i];
 }
 
+void ppc_axpy_strided(int64_t n, int64_t stride, double w, const double* x, double* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += w * x[i * stride];
+}
+
 namespace {
 // splitmix64: a counter-based generator (Steele, Lea & Flood 2014).
 uint64_t mix64(uint64_t z) {

@@ -67,6 +67,7 @@ template <auto Fn> struct Kernel {
   {#name, reinterpret_cast<void *>(&name), Kernel<&name>::signature, &Kernel<&name>::Traits::invoke<&name>}
 const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_axpy),
+    PPC_SYMBOL(ppc_axpy_strided),
     PPC_SYMBOL(ppc_dot),
     PPC_SYMBOL(ppc_logsumexp),
     PPC_SYMBOL(ppc_softmax_inplace),

@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""One VMP sweep of LDA on the AP corpus (every variable updated once), K = 100.
+
+    /usr/bin/python3 bench/lda_sweep.py [--runs 3] [--k 100] [--iters 10]
+
+The sweep is ppc's nested schedule with one local sweep, no restart and no
+tolerance: the topics, then per document its tokens' indicators and its
+topic mix, then the document's counts to the topics; the ELBO is computed
+in the same pass. Prints the median time per iteration (the first, which
+also pays for page faults, is left out), the ratio from 1 to 2 threads and
+the peak resident memory of the process.
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PPC = os.path.join(ROOT, "build", "bin", "ppc")
+
+
+def run(k, threads, iters, data, vocabulary):
+    out = tempfile.mkdtemp(prefix="ppc_sweep_")
+    shutil.rmtree(out)
+    cmd = ["/usr/bin/time", "-f", "%M", PPC, os.path.join(ROOT, "examples", "lda.ppl"), "-p", f"V={vocabulary}",
+           "-p", f"K={k}", "--infer", data, "--map", "theta=doc", "--map", "x=word", "--weight", "count",
+           "--local-iters", "1", "--local-tol", "0", "--no-local-restart", "--iters", str(iters), "--tol", "0",
+           "--threads", str(threads), "--out", out, "-q"]
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
+    peak_kib = int(proc.stderr.strip().splitlines()[-1])
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    shutil.rmtree(out)
+    t = summary["time"]
+    per_iter = statistics.median(t[i] - t[i - 1] for i in range(2, len(t)))
+    return per_iter, peak_kib / 1024, summary["compile_seconds"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--k", type=int, default=100)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--data", default=os.path.join(ROOT, "examples", "data", "ap_bow.csv"))
+    ap.add_argument("--vocabulary", type=int, default=10473)
+    args = ap.parse_args()
+    print(f"LDA sweep, K={args.k}, {os.path.basename(args.data)}: median of {args.runs} runs x "
+          f"{args.iters - 2} iterations", flush=True)
+    times = {}
+    for threads in (1, 2):
+        runs = [run(args.k, threads, args.iters, args.data, args.vocabulary) for _ in range(args.runs)]
+        times[threads] = statistics.median(r[0] for r in runs)
+        rss = max(r[1] for r in runs)
+        compile_s = statistics.median(r[2] for r in runs)
+        print(f"  {threads} thread(s): {times[threads] * 1000:.1f} ms/sweep, peak RSS {rss:.0f} MiB, "
+              f"compile {compile_s * 1000:.0f} ms", flush=True)
+    print(f"  1 -> 2 threads: {times[1] / times[2]:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
