@@ -82,19 +82,23 @@ public:
     fn->getArg(0)->setName("buffers");
     fn->addParamAttr(0, llvm::Attribute::NoAlias);
     vars_.assign(size_t(p_.loopVars) + 1, nullptr);
+    runOnce_ = block == Plan::Init || block == Plan::Final;
     enter(fn);
     emit(p_.blocks[block]);
     b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
-    if (block == Plan::Init || block == Plan::Final) {
-      // Run once: not worth optimizing (compile latency); the kernels they
-      // call are optimized copies.
-      fn->addFnAttr(llvm::Attribute::OptimizeNone);
-      fn->addFnAttr(llvm::Attribute::NoInline);
-    }
+    if (runOnce_)
+      runOnceOnly(fn);
     return fn;
   }
 
 private:
+  /// Blocks that run once are not worth optimizing (compile latency); the
+  /// kernels they call are optimized copies.
+  static void runOnceOnly(llvm::Function *fn) {
+    fn->addFnAttr(llvm::Attribute::OptimizeNone);
+    fn->addFnAttr(llvm::Attribute::NoInline);
+  }
+
   /// Starts emitting `fn` (first argument: the buffer table).
   void enter(llvm::Function *fn) {
     fn_ = fn;
@@ -119,6 +123,8 @@ private:
     auto *type = llvm::FunctionType::get(b_.getDoubleTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()}, false);
     auto *body = llvm::Function::Create(type, llvm::Function::InternalLinkage, "ppc_loop_" + std::to_string(id), m_);
     body->addParamAttr(0, llvm::Attribute::NoAlias);
+    if (runOnce_)
+      runOnceOnly(body);
     // Emit the outlined function, then come back.
     llvm::Function *outerFn = fn_;
     llvm::AllocaInst *outerElbo = elbo_;
@@ -285,6 +291,7 @@ private:
   std::vector<llvm::Value *> bases_, vars_;
   std::vector<llvm::BasicBlock *> exits_; ///< exit blocks of the enclosing loops
   ParallelRunner *runner_ = nullptr;
+  bool runOnce_ = false; ///< emitting the init or final block
 };
 
 std::unique_ptr<llvm::Module> buildModule(const Plan &plan, llvm::LLVMContext &ctx, ParallelRunner *runner) {

@@ -303,6 +303,7 @@ public:
       Env env;
       std::vector<ExprId> weights;
       emitElbo(m_.body, p_.blocks[Plan::Elbo], env, weights, /*top=*/true);
+      emitPendingTransposes(p_.blocks[Plan::Elbo], p_.blocks[Plan::Elbo].begin());
     }
     return ok_;
   }
@@ -1659,6 +1660,7 @@ private:
             elboFused_.insert(f.get());
           }
         checkReads_ = saved;
+        emitPendingTransposes(out, out.end()); // before the loop: the parents do not change in it
       }
     }
     if (overElements)
@@ -1823,6 +1825,102 @@ private:
   }
 
   // ---- the ELBO ----
+  /// `for k in cases { when z case k { y ~ Categorical(parent[k]) observed } }`
+  /// with the datum independent of k: sum_k q(z = k) E log parent[k][y] is
+  /// one dot product of z's row with the datum's row of a datum-major copy
+  /// of the parent's statistics (LDA's per-token likelihood term).
+  bool emitCaseSumElbo(const Op &loop, std::vector<Stmt> &out, Env &env, const std::vector<ExprId> &weights) {
+    const Region &body = *loop.regions[0];
+    const Op *when = nullptr;
+    for (const auto &o : body.ops)
+      if (o->kind == OpKind::When) {
+        if (when)
+          return false;
+        when = o.get();
+      } else if (o->kind != OpKind::GateCases) {
+        return false;
+      }
+    if (!when || !when->operands[1].isValue() || when->operands[1].value != loop.index)
+      return false;
+    const Op *factor = nullptr;
+    for (const auto &o : when->regions[0]->ops)
+      if (o->kind == OpKind::Random) {
+        if (factor)
+          return false;
+        factor = o.get();
+      } else if (o->kind != OpKind::GateEnterOne) {
+        return false;
+      }
+    if (!factor || !factor->observed || factor->family != Family::Categorical || factor->operands.size() != 1)
+      return false;
+    // Resolve with k bound to a marker: the parent must be indexed by k alone
+    // and the condition and the datum not at all.
+    Env probe = env;
+    int32_t markerVar = newVar(); // a loop variable no loop binds
+    ExprId marker = p_.loopVar(markerVar);
+    probe[loop.index] = marker;
+    bool saved = ok_;
+    std::vector<Op *> loops = ir::enclosingLoops(*factor);
+    Source parent = resolveGated(factor->operands[0], probe, factor->loc);
+    Source datum = resolveGated(Operand::ofValue(factor->result(), indicesOf(loops)), probe, factor->loc);
+    Source cond = resolveGated(when->operands[0].value->def->operands[0], env, when->loc);
+    if (!ok_ || !saved)
+      return false;
+    if (parent.kind != Source::Latent || datum.kind != Source::Data || cond.kind != Source::Latent ||
+        parent.element != marker || usesExpr(datum.element, marker))
+      return false;
+    Posterior &pp = p_.posteriors[size_t(parent.posterior)];
+    const Posterior &z = p_.posteriors[size_t(cond.posterior)];
+    if (pp.family != Family::Dirichlet || z.family != Family::Categorical || z.width != pp.elements ||
+        pp.variable->dims.size() != 1)
+      return false;
+    if (pp.statsT < 0)
+      pp.statsT = addBuffer(pp.variable->name + ".q.stats.bydatum", false, pp.elements * pp.width);
+    pendingTransposes_.insert(parent.posterior);
+    Env real = env;
+    ExprId repl = replication(loops, real, nullptr, factor->loc);
+    ExprId w = kNoExpr;
+    for (ExprId x : weights)
+      w = w == kNoExpr ? x : p_.mulDouble(w, x);
+    ExprId x = p_.loadInt(dataBuffer(datum.data, Data::Int), datum.element);
+    Stmt c;
+    c.kind = Stmt::Kind::Call;
+    c.kernel = rt::findRuntimeKernel("ppc_dot");
+    c.args = {intArg(pp.elements), ptrArg(z.stats, p_.mul(cond.element, p_.intConst(z.width))),
+              ptrArg(pp.statsT, p_.mul(x, p_.intConst(pp.elements)))};
+    c.result = Stmt::Result::Elbo;
+    c.scale = times(w, repl);
+    c.note = "E log p(" + factor->result()->name + "), all cases";
+    out.push_back(std::move(c));
+    return true;
+  }
+
+  bool usesExpr(ExprId e, ExprId needle) const {
+    if (e == kNoExpr)
+      return false;
+    const Expr &x = p_.exprs[size_t(e)];
+    if (e == needle || (x.kind == Expr::Kind::LoopVar && x.var == p_.exprs[size_t(needle)].var))
+      return true;
+    return usesExpr(x.a, needle) || usesExpr(x.b, needle);
+  }
+
+  /// Datum-major copies of statistics the ELBO terms just emitted read.
+  void emitPendingTransposes(std::vector<Stmt> &out, std::vector<Stmt>::iterator at) {
+    std::vector<Stmt> refresh;
+    for (int pi : pendingTransposes_) {
+      const Posterior &post = p_.posteriors[size_t(pi)];
+      Stmt c;
+      c.kind = Stmt::Kind::Call;
+      c.kernel = rt::findRuntimeKernel("ppc_transpose");
+      c.args = {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
+                ptrArg(post.statsT, p_.intConst(0))};
+      c.note = post.variable->name + "'s statistics, datum-major";
+      refresh.push_back(std::move(c));
+    }
+    pendingTransposes_.clear();
+    out.insert(at, refresh.begin(), refresh.end());
+  }
+
   void emitElbo(const Region &r, std::vector<Stmt> &out, Env &env, std::vector<ExprId> &weights, bool top) {
     checkReads_ = false;
     for (const auto &op : r.ops) {
@@ -1832,6 +1930,8 @@ private:
         continue; // computed in the nested schedule's loop
       switch (op->kind) {
       case OpKind::For: {
+        if (productForm && emitCaseSumElbo(*op, out, env, weights))
+          break;
         Stmt loop;
         loop.kind = Stmt::Kind::Loop;
         loop.var = newVar();
@@ -1930,6 +2030,7 @@ private:
   const Op *nestedLocal_ = nullptr;
   const Value *nestedPlate_ = nullptr;
   std::set<const Op *> elboFused_, skippedFinal_, productForm_, transposed_;
+  std::set<int> pendingTransposes_;
   std::map<const Op *, std::vector<int>> columnReaders_;
   std::vector<int32_t> elementTemporaries_; ///< per-element buffers of the current outermost loop
 };

@@ -147,6 +147,9 @@ struct Posterior {
   /// datum across the elements) shifted by the column's maximum, refreshed
   /// before the schedule statements that read it.
   int32_t expRows = -1, expColumns = -1;
+  /// A datum-major copy of the statistics (ELBO terms that read one datum's
+  /// entry for every case), refreshed before the loop that reads it.
+  int32_t statsT = -1;
 };
 
 struct Plan {

@@ -141,6 +141,11 @@ void ppc_axpy(int64_t n, double w, const double* x, double* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += w * x[i];
 }
 
+void ppc_transpose(int64_t rows, int64_t cols, const double* src, double* dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
+}
+
 void ppc_axpy_strided(int64_t n, int64_t stride, double w, const double* x, double* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += w * x[i * stride];
 }

@@ -91,6 +91,8 @@ extern "C" {
 // depend on the vector width the loop was compiled for) =====
 /// y[i] += w * x[i]
 void ppc_axpy(int64_t n, double w, const double* x, double* y);
+/// dst[c][r] = src[r][c] (rows x cols to cols x rows)
+void ppc_transpose(int64_t rows, int64_t cols, const double* src, double* dst);
 /// y[i] += w * x[i * stride] (a column of a row-major array)
 void ppc_axpy_strided(int64_t n, int64_t stride, double w, const double* x, double* y);
 /// sum_i x[i] * y[i]
