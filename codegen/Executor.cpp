@@ -208,13 +208,24 @@ Inference::Inference(const Plan &plan) : plan_(plan) {
 }
 
 void Inference::initialize(Engine &engine, uint64_t seed) {
+  // Buffers filled at bind time (data, plate sizes, constants) are only
+  // read by the plan: the state points at the plan's copy (one copy of the
+  // data in memory, not two).
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const Buffer &buf = plan_.buffers[b];
     if (buf.isInt) {
-      ints_[b] = buf.ints.empty() ? std::vector<int64_t>(size_t(buf.size), 0) : buf.ints;
+      if (!buf.ints.empty()) {
+        bases_[b] = const_cast<int64_t *>(buf.ints.data());
+        continue;
+      }
+      ints_[b].assign(size_t(buf.size), 0);
       bases_[b] = ints_[b].data();
     } else {
-      doubles_[b] = buf.doubles.empty() ? std::vector<double>(size_t(buf.size), 0.0) : buf.doubles;
+      if (!buf.doubles.empty()) {
+        bases_[b] = const_cast<double *>(buf.doubles.data());
+        continue;
+      }
+      doubles_[b].assign(size_t(buf.size), 0.0);
       bases_[b] = doubles_[b].data();
     }
   }

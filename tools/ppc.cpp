@@ -166,10 +166,11 @@ int usageError(const std::string &msg) {
 }
 } // namespace
 
-int infer(const ir::Module &module, const ir::Evaluation &evaluation, const rt::BoundData &data,
+int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optional<rt::BoundData> &data,
           DiagnosticEngine &diags, const std::string &emit, const RunFlags &flags,
           std::map<std::string, std::string> options, std::chrono::steady_clock::time_point started) {
-  std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(module, evaluation, data, true, diags);
+  std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(module, evaluation, *data, true, diags);
+  data.reset(); // the plan holds the data it reads
   if (!plan)
     return 1;
   if (emit == "plan") {
@@ -425,7 +426,7 @@ int main(int argc, char **argv) {
     if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
       return 1;
     if (data && (emit.empty() || emit == "plan" || emit == "llvm"))
-      return infer(*module, *evaluation, *data, diags, emit, run, optionsUsed, started);
+      return infer(*module, *evaluation, data, diags, emit, run, optionsUsed, started);
     if (emit == "ir" || emit == "gated" || emit == "messages" || emit == "schedule" || emit.empty())
       ir::print(*module, llvm::outs());
     else if (emit == "plates")
