@@ -1035,6 +1035,8 @@ private:
             fail(msg.loc, "internal: cannot reset the accumulator of %" + msg.result()->name);
             return;
           }
+    if (sharedAcc_.count(&msg))
+      return; // multiplies into the first message's accumulator, reset there
     int32_t acc = accOf_.at(msg.result());
     const Posterior &post = p_.posteriors[posteriorOfQ_.at(msg.target->value)];
     if (transposed_.count(&msg)) {
@@ -1193,6 +1195,7 @@ private:
           if (!ok)
             continue;
           productForm_.insert(st);
+          shareProductAccumulator(*st, updates);
           for (size_t i = 1; i < st->operands.size(); ++i) {
             const Op *msg = st->operands[i].value->def;
             productForm_.insert(msg);
@@ -1217,6 +1220,34 @@ private:
     }
   }
 
+  /// When each message of a product-form marginal is updated once, before
+  /// the marginal, the messages multiply into one accumulator (the first
+  /// updated's): one reset and no products of accumulators per token.
+  void shareProductAccumulator(const Op &marginal, const std::vector<const Op *> &updates) {
+    std::map<const Op *, int> count;
+    std::vector<const Op *> order;
+    bool marginalSeen = false, ok = true;
+    std::set<const Op *> messages;
+    for (size_t i = 1; i < marginal.operands.size(); ++i)
+      messages.insert(marginal.operands[i].value->def);
+    for (const Op *u : updates) {
+      const Op *st = statementOf(*u);
+      if (st == &marginal) {
+        ok = ok && !marginalSeen;
+        marginalSeen = true;
+      } else if (messages.count(st)) {
+        ok = ok && !marginalSeen && ++count[st] == 1;
+        order.push_back(st);
+      }
+    }
+    if (!ok || order.size() != messages.size() || order.empty())
+      return;
+    int32_t lead = accOf_.at(order[0]->result());
+    for (size_t i = 1; i < order.size(); ++i)
+      sharedAcc_[order[i]] = lead;
+    sharedAcc_[&marginal] = lead;
+  }
+
   void emitColumnRefresh(int pi, std::vector<Stmt> &out) {
     const Posterior &post = p_.posteriors[size_t(pi)];
     Stmt c;
@@ -1236,7 +1267,8 @@ private:
     const Posterior &post = p_.posteriors[size_t(target)];
     ExprId row = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, env, msg.loc, post.scratch),
                         p_.intConst(post.width));
-    int32_t acc = accOf_.at(msg.result());
+    auto shared = sharedAcc_.find(&msg);
+    int32_t acc = shared != sharedAcc_.end() ? shared->second : accOf_.at(msg.result());
     if (linearForm(msg) == Linear::Row) {
       Source parent = resolveMessageOperand(msg.operands[0], env, msg.loc);
       const Posterior &pp = p_.posteriors[size_t(parent.posterior)];
@@ -1377,6 +1409,8 @@ private:
       ExprId row = p_.mul(flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc, post.scratch),
                           p_.intConst(post.width));
       if (product) {
+        if (sharedAcc_.count(&marg))
+          accs.assign(1, sharedAcc_.at(&marg));
         for (size_t i = 1; i < accs.size(); ++i) {
           Stmt c;
           c.kind = Stmt::Kind::Call;
@@ -2031,6 +2065,7 @@ private:
   const Value *nestedPlate_ = nullptr;
   std::set<const Op *> elboFused_, skippedFinal_, productForm_, transposed_;
   std::set<int> pendingTransposes_;
+  std::map<const Op *, int32_t> sharedAcc_; ///< product-form statements -> the accumulator they share
   std::map<const Op *, std::vector<int>> columnReaders_;
   std::vector<int32_t> elementTemporaries_; ///< per-element buffers of the current outermost loop
 };
