@@ -38,6 +38,8 @@ namespace {
 /// bitcode, as private copies, so that O3 inlines them into the loops and
 /// vectorizes them for the host. Kernels without bitcode (those built on
 /// Eigen) stay calls to the precompiled runtime.
+constexpr unsigned kInlineLimit = 200;
+
 bool linkRuntimeKernels(llvm::Module &m, std::string &error) {
   llvm::MemoryBufferRef buffer(
       llvm::StringRef(reinterpret_cast<const char *>(ppc_runtime_bitcode), ppc_runtime_bitcode_size),
@@ -60,8 +62,14 @@ bool linkRuntimeKernels(llvm::Module &m, std::string &error) {
     return false;
   }
   for (llvm::Function &f : m)
-    if (!f.isDeclaration() && !f.getName().starts_with("ppc_block_"))
+    if (!f.isDeclaration() && !f.getName().starts_with("ppc_block_")) {
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
+      // Large kernels (a row of special functions: a Dirichlet's statistics,
+      // entropy) do enough work per call to be called: optimized once, not
+      // at every call site (compile latency).
+      if (f.getInstructionCount() > kInlineLimit)
+        f.addFnAttr(llvm::Attribute::NoInline);
+    }
   for (llvm::GlobalVariable &g : m.globals())
     if (!g.isDeclaration())
       g.setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -83,11 +91,12 @@ public:
     fn->addParamAttr(0, llvm::Attribute::NoAlias);
     vars_.assign(size_t(p_.loopVars) + 1, nullptr);
     runOnce_ = block == Plan::Init || block == Plan::Final;
-    enter(fn);
+    bool parallel = false;
+    for (const Stmt &s : p_.blocks[block])
+      parallel = parallel || (s.kind == Stmt::Kind::Loop && s.parallel && runner_);
+    enter(fn, 0, !parallel);
     emit(p_.blocks[block]);
     b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
-    if (runOnce_)
-      runOnceOnly(fn);
     return fn;
   }
 
@@ -99,18 +108,45 @@ private:
     fn->addFnAttr(llvm::Attribute::NoInline);
   }
 
-  /// Starts emitting `fn` (first argument: the buffer table).
-  void enter(llvm::Function *fn) {
-    fn_ = fn;
-    auto *entry = llvm::BasicBlock::Create(ctx_, "entry", fn);
-    b_.SetInsertPoint(entry);
+  /// Starts emitting the code of `wrapper` (arguments: the buffer table,
+  /// then `extra` i64s). The wrapper loads the buffers' addresses and calls
+  /// an internal implementation that takes each buffer as its own `noalias`
+  /// argument (then the table and the i64s): the buffers are distinct
+  /// allocations, and saying so lets LLVM vectorize the inlined kernels'
+  /// loops without runtime alias checks. Not for a block that runs parallel
+  /// loops: their bodies reach the same buffers through the table, behind
+  /// the block's back. Emission continues in the implementation, whose
+  /// argument 0 is the table and 1.. the i64s.
+  void enter(llvm::Function *wrapper, unsigned extra, bool noAlias) {
+    size_t n = p_.buffers.size();
+    std::vector<llvm::Type *> params{b_.getPtrTy()};
+    params.insert(params.end(), extra, b_.getInt64Ty());
+    params.insert(params.end(), n, b_.getPtrTy());
+    auto *impl = llvm::Function::Create(llvm::FunctionType::get(b_.getDoubleTy(), params, false),
+                                        llvm::Function::InternalLinkage, wrapper->getName() + ".body", m_);
+    for (size_t i = 0; i < n; ++i) {
+      if (noAlias)
+        impl->addParamAttr(unsigned(1 + extra + i), llvm::Attribute::NoAlias);
+      impl->getArg(unsigned(1 + extra + i))->setName(p_.buffers[i].name);
+    }
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", wrapper));
+    std::vector<llvm::Value *> args{wrapper->getArg(0)};
+    for (unsigned i = 0; i < extra; ++i)
+      args.push_back(wrapper->getArg(1 + i));
+    for (size_t i = 0; i < n; ++i)
+      args.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), wrapper->getArg(0), i)));
+    b_.CreateRet(b_.CreateCall(impl, args));
+    if (runOnce_) {
+      runOnceOnly(wrapper);
+      runOnceOnly(impl);
+    }
+    fn_ = impl;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", impl));
     elbo_ = b_.CreateAlloca(b_.getDoubleTy(), nullptr, "elbo");
     b_.CreateStore(llvm::ConstantFP::get(b_.getDoubleTy(), 0.0), elbo_);
-    bases_.assign(p_.buffers.size(), nullptr);
-    for (size_t i = 0; i < p_.buffers.size(); ++i) {
-      llvm::Value *slot = b_.CreateConstGEP1_64(b_.getPtrTy(), fn->getArg(0), i);
-      bases_[i] = b_.CreateLoad(b_.getPtrTy(), slot, p_.buffers[i].name);
-    }
+    bases_.assign(n, nullptr);
+    for (size_t i = 0; i < n; ++i)
+      bases_[i] = impl->getArg(unsigned(1 + extra + i));
   }
 
   /// A parallel loop: its body becomes `double ppc_loop_<n>(ptr buffers,
@@ -122,9 +158,6 @@ private:
     llvm::Value *bound = intExpr(s.bound);
     auto *type = llvm::FunctionType::get(b_.getDoubleTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()}, false);
     auto *body = llvm::Function::Create(type, llvm::Function::InternalLinkage, "ppc_loop_" + std::to_string(id), m_);
-    body->addParamAttr(0, llvm::Attribute::NoAlias);
-    if (runOnce_)
-      runOnceOnly(body);
     // Emit the outlined function, then come back.
     llvm::Function *outerFn = fn_;
     llvm::AllocaInst *outerElbo = elbo_;
@@ -132,8 +165,8 @@ private:
     std::vector<llvm::BasicBlock *> outerExits;
     outerExits.swap(exits_);
     auto ip = b_.saveIP();
-    enter(body);
-    emitLoopRange(s, body->getArg(1), body->getArg(2));
+    enter(body, 2, /*noAlias=*/true); // parallel loops do not nest
+    emitLoopRange(s, fn_->getArg(1), fn_->getArg(2));
     b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
     fn_ = outerFn;
     elbo_ = outerElbo;

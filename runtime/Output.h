@@ -38,7 +38,9 @@ struct RunSummary {
   std::vector<double> time;  ///< cumulative seconds at the end of each iteration
   int64_t iterations = 0;
   bool converged = false;
-  double compileSeconds = 0, inferenceSeconds = 0;
+  /// Model text to JIT-ready code (parsing, passes, plan, LLVM, JIT), and
+  /// reading and binding the data files (not part of compiling).
+  double compileSeconds = 0, inferenceSeconds = 0, dataSeconds = 0;
   std::map<std::string, std::string> options; ///< the options used, as given
 };
 
