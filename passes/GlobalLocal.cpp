@@ -7,15 +7,17 @@
 // Locals must touch only globals and their own element of the plate: every
 // use of a variable over that plate indexes it by the factor's own element.
 //
-// With --local-iters N (N > 1) or --local-restart the iteration becomes a
-// nested schedule, for any model with this structure:
+// The nested schedule (PassContext::localSchedule; ppc's default when the
+// locals form a cycle, as LDA's theta and z do) turns the iteration into:
 //
-//   local %P iters N [restart] {    per element of %P: N sweeps of the local
-//     update ...                    statements (to a tolerance, by the code
-//   } then {                        generator), the locals first restarted
-//     update ...                    from their priors with `restart`; then the
-//   }                               messages the element sends to globals
-//   update ...                      then the globals' statements
+//   update ...                     the globals, from the messages the
+//   local %P iters N [tol T] [restart] {   elements sent last iteration;
+//     update ...                   per element of %P: at most N sweeps of the
+//   } then {                       locals (each starting with the locals that
+//     update ...                   read the globals; ended early below T; the
+//   }                              locals restarted from their priors with
+//                                  `restart`), then the element's messages
+//                                  to the globals
 //
 //===----------------------------------------------------------------------===//
 #include "passes/GlobalLocal.h"
