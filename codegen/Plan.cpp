@@ -1111,8 +1111,18 @@ private:
       auto it = o.isValue() ? posteriorOfQ_.find(o.value) : posteriorOfQ_.end();
       return it != posteriorOfQ_.end() && p_.posteriors[size_t(it->second)].family == Family::Dirichlet;
     };
+    // One factor per row of the target: a sum over a loop the target does
+    // not depend on (a document's words into its cluster) would be a product
+    // of many factors, which can underflow; those stay in the log domain.
+    auto oneFactorPerRow = [&](size_t skipInner) {
+      std::vector<Op *> loops = ir::enclosingLoops(msg);
+      for (size_t j = 0; j + skipInner < loops.size(); ++j)
+        if (!usesIndex(*msg.target, loops[j]->index))
+          return false;
+      return true;
+    };
     if (!msg.evidence && msg.kernel == "ppc_categorical_sample_avglog" && msg.operands.size() == 1 &&
-        dirichletParent(msg.operands[0]))
+        dirichletParent(msg.operands[0]) && oneFactorPerRow(0))
       return Linear::Row;
     if (msg.evidence && msg.kernel == "ppc_categorical_avglogfactor_obs_n" && msg.operands.size() == 2 &&
         dirichletParent(msg.operands[1]) && msg.operands[1].value->dims.size() == 1) {
@@ -1123,7 +1133,8 @@ private:
       if (loops.empty() || !msg.targetCase || !msg.targetCase->isValue() ||
           msg.targetCase->value != loops.back()->index || parent.indices.size() != 1 ||
           !parent.indices[0].isValue() || parent.indices[0].value != loops.back()->index ||
-          usesIndex(msg.operands[0], loops.back()->index) || usesIndex(*msg.target, loops.back()->index))
+          usesIndex(msg.operands[0], loops.back()->index) || usesIndex(*msg.target, loops.back()->index) ||
+          !oneFactorPerRow(1))
         return Linear::None;
       return Linear::Entry;
     }

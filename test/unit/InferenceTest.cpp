@@ -323,6 +323,8 @@ std::vector<Example> examples() {
   return {
       {"lda.ppl", {examplePath("data/ap_small_d200_w500.csv")}, {{"theta", "doc"}, {"x", "word"}},
        {{"V", "500"}, {"K", "5"}}, "count"},
+      {"dirichlet_multinomial_mixture.ppl", {examplePath("data/ap_small_d200_w500.csv")},
+       {{"z", "doc"}, {"x", "word"}}, {{"V", "500"}}, "count"},
       {"gaussian_mixture.ppl", {examplePath("data/faithful.csv")}, {}, {}, std::nullopt},
       {"clinical_trial.ppl", {examplePath("data/clinical_trial.csv")}, {{"g", "group"}}, {}, std::nullopt},
       {"bernoulli_mixture.ppl", {examplePath("data/digits_binary.csv")}, {{"x", "p*"}}, {}, std::nullopt},
