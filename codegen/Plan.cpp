@@ -350,25 +350,16 @@ private:
 
   Stmt randomCall(int pi, ExprId element, ExprId row) {
     const Posterior &post = p_.posteriors[size_t(pi)];
-    Stmt c;
-    c.kind = Stmt::Kind::Call;
-    ExprId seed = p_.loadInt(p_.seedBuffer, p_.intConst(0));
     ExprId at = p_.mul(row, p_.intConst(post.width));
-    Arg seedArg;
-    seedArg.kind = Arg::Kind::Int;
-    seedArg.expr = seed;
-    Arg elementArg;
-    elementArg.kind = Arg::Kind::Int;
-    elementArg.expr = element;
-    if (post.family == Family::Bernoulli) {
-      c.kernel = rt::findRuntimeKernel("ppc_random_bernoulli");
-      c.args = {seedArg, intArg(pi), elementArg, ptrArg(post.eta, at), ptrArg(post.stats, at)};
-    } else {
-      c.kernel = rt::findRuntimeKernel("ppc_random_simplex");
-      c.args = {intArg(post.dimension), seedArg, intArg(pi), elementArg, ptrArg(post.eta, at), ptrArg(post.stats, at)};
-    }
-    c.note = "random init " + post.variable->name;
-    return c;
+    Arg seed = exprArg(Arg::Kind::Int, p_.loadInt(p_.seedBuffer, p_.intConst(0)));
+    Arg elementArg = exprArg(Arg::Kind::Int, element);
+    std::string note = "random init " + post.variable->name;
+    if (post.family == Family::Bernoulli)
+      return kernelCall("ppc_random_bernoulli",
+                        {seed, intArg(pi), elementArg, ptrArg(post.eta, at), ptrArg(post.stats, at)}, note);
+    return kernelCall("ppc_random_simplex", {intArg(post.dimension), seed, intArg(pi), elementArg,
+                                             ptrArg(post.eta, at), ptrArg(post.stats, at)},
+                      note);
   }
 
   /// At the top of an init-block loop over the nested plate's element
@@ -1058,12 +1049,8 @@ private:
       ExprId at = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, e, msg.loc, post.scratch),
                          p_.intConst(post.width));
       if (product) { // the product's identity
-        Stmt c;
-        c.kind = Stmt::Kind::Call;
-        c.kernel = rt::findRuntimeKernel("ppc_fill");
-        c.args = {intArg(post.width), doubleArg(1.0), ptrArg(acc, at)};
-        c.note = "reset " + msg.result()->name + " (product form)";
-        body.push_back(std::move(c));
+        body.push_back(kernelCall("ppc_fill", {intArg(post.width), doubleArg(1.0), ptrArg(acc, at)},
+                                  "reset " + msg.result()->name + " (product form)"));
         return;
       }
       Stmt z;
@@ -1261,13 +1248,10 @@ private:
 
   void emitColumnRefresh(int pi, std::vector<Stmt> &out) {
     const Posterior &post = p_.posteriors[size_t(pi)];
-    Stmt c;
-    c.kind = Stmt::Kind::Call;
-    c.kernel = rt::findRuntimeKernel("ppc_exp_shifted_transposed");
-    c.args = {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
-              ptrArg(post.expColumns, p_.intConst(0))};
-    c.note = "exp of " + post.variable->name + "'s statistics, by datum";
-    out.push_back(std::move(c));
+    out.push_back(kernelCall("ppc_exp_shifted_transposed",
+                             {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
+                              ptrArg(post.expColumns, p_.intConst(0))},
+                             "exp of " + post.variable->name + "'s statistics, by datum"));
   }
 
   /// A product-form message: its accumulator row times the parent's row
@@ -1284,13 +1268,10 @@ private:
       Source parent = resolveMessageOperand(msg.operands[0], env, msg.loc);
       const Posterior &pp = p_.posteriors[size_t(parent.posterior)];
       noteRead(parent.posterior, msg.loc);
-      Stmt c;
-      c.kind = Stmt::Kind::Call;
-      c.kernel = rt::findRuntimeKernel("ppc_mul_n");
-      c.args = {intArg(post.width), ptrArg(pp.expRows, p_.mul(parent.element, p_.intConst(pp.width))),
-                ptrArg(acc, row)};
-      c.note = msg.result()->name + " (product form)";
-      out.push_back(std::move(c));
+      out.push_back(kernelCall("ppc_mul_n",
+                               {intArg(post.width), ptrArg(pp.expRows, p_.mul(parent.element, p_.intConst(pp.width))),
+                                ptrArg(acc, row)},
+                               msg.result()->name + " (product form)"));
       return;
     }
     // Entry: the accumulator row times the datum's row of the transposed table.
@@ -1302,12 +1283,10 @@ private:
       return;
     }
     ExprId x = p_.loadInt(dataBuffer(datum.data, Data::Int), datum.element);
-    Stmt c;
-    c.kind = Stmt::Kind::Call;
-    c.kernel = rt::findRuntimeKernel("ppc_mul_n");
-    c.args = {intArg(post.width), ptrArg(pp.expColumns, p_.mul(x, p_.intConst(pp.elements))), ptrArg(acc, row)};
-    c.note = msg.result()->name + " (product form)";
-    out.push_back(std::move(c));
+    out.push_back(kernelCall("ppc_mul_n",
+                             {intArg(post.width), ptrArg(pp.expColumns, p_.mul(x, p_.intConst(pp.elements))),
+                              ptrArg(acc, row)},
+                             msg.result()->name + " (product form)"));
   }
 
   /// acc[x][k] += w q(z = k) for all cases k at once (scatterForm).
@@ -1323,14 +1302,10 @@ private:
     const Posterior &z = p_.posteriors[size_t(cond.posterior)];
     ExprId w = replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc);
     ExprId x = p_.loadInt(dataBuffer(datum.data, Data::Int), datum.element);
-    Stmt c;
-    c.kind = Stmt::Kind::Call;
-    c.kernel = rt::findRuntimeKernel("ppc_axpy");
-    Arg weight;
-    weight.kind = Arg::Kind::Double;
-    weight.expr = w == kNoExpr ? p_.doubleConst(1) : w;
-    c.args = {intArg(post.elements), weight, ptrArg(z.stats, p_.mul(cond.element, p_.intConst(z.width))),
-              ptrArg(accOf_.at(msg.result()), p_.mul(x, p_.intConst(post.elements)))};
+    Stmt c = kernelCall("ppc_axpy",
+                        {intArg(post.elements), exprArg(Arg::Kind::Double, w == kNoExpr ? p_.doubleConst(1) : w),
+                         ptrArg(z.stats, p_.mul(cond.element, p_.intConst(z.width))),
+                         ptrArg(accOf_.at(msg.result()), p_.mul(x, p_.intConst(post.elements)))});
     c.note = msg.result()->name + " (datum-major)";
     out.push_back(std::move(c));
   }
@@ -1375,15 +1350,7 @@ private:
           return true;
       return scratchQ(Operand::ofValue(stmt.result()));
     }
-    if (stmt.target && scratchQ(*stmt.target))
-      return true;
-    for (const Operand &o : stmt.operands)
-      if (scratchQ(o))
-        return true;
-    for (const auto &[cond, k] : stmt.gates)
-      if (scratchQ(cond))
-        return true;
-    return false;
+    return (stmt.target && scratchQ(*stmt.target)) || ir::anyMessageInput(stmt, scratchQ);
   }
 
   void emitMarginal(const Op &marg, const std::vector<Op *> &loops, Env &env, std::vector<Stmt> &out,
@@ -1422,21 +1389,14 @@ private:
       if (product) {
         if (sharedAcc_.count(&marg))
           accs.assign(1, sharedAcc_.at(&marg));
-        for (size_t i = 1; i < accs.size(); ++i) {
-          Stmt c;
-          c.kind = Stmt::Kind::Call;
-          c.kernel = rt::findRuntimeKernel("ppc_mul_n");
-          c.args = {intArg(post.width), ptrArg(accs[i], row), ptrArg(accs[0], row)};
-          body.push_back(std::move(c));
-        }
-        Stmt c;
-        c.kind = Stmt::Kind::Call;
-        c.kernel = rt::findRuntimeKernel("ppc_categorical_stats_from_product");
+        for (size_t i = 1; i < accs.size(); ++i)
+          body.push_back(kernelCall("ppc_mul_n", {intArg(post.width), ptrArg(accs[i], row), ptrArg(accs[0], row)}));
         Arg eta;
         eta.kind = Arg::Kind::Null; // scratch rows: nothing reads their natural parameters
-        c.args = {intArg(post.width), ptrArg(accs[0], row), post.scratch ? eta : ptrArg(post.eta, row),
-                  ptrArg(post.stats, row)};
-        c.note = "statistics of " + marg.result()->name + " (product form)";
+        Stmt c = kernelCall("ppc_categorical_stats_from_product",
+                            {intArg(post.width), ptrArg(accs[0], row), post.scratch ? eta : ptrArg(post.eta, row),
+                             ptrArg(post.stats, row)},
+                            "statistics of " + marg.result()->name + " (product form)");
         body.push_back(std::move(c));
         return;
       }
@@ -1491,6 +1451,21 @@ private:
     for (Op *l : loops)
       idx.push_back(Operand::ofValue(l->index));
     return idx;
+  }
+  /// A call of the runtime kernel `kernel` (its result discarded).
+  Stmt kernelCall(std::string_view kernel, std::vector<Arg> args, std::string note = {}) {
+    Stmt c;
+    c.kind = Stmt::Kind::Call;
+    c.kernel = rt::findRuntimeKernel(kernel);
+    c.args = std::move(args);
+    c.note = std::move(note);
+    return c;
+  }
+  Arg exprArg(Arg::Kind kind, ExprId e) {
+    Arg a;
+    a.kind = kind;
+    a.expr = e;
+    return a;
   }
   Arg intArg(int64_t v) {
     Arg a;
@@ -1841,14 +1816,11 @@ private:
         computed.insert(stmt);
         continue;
       }
-      auto consider = [&](const Operand &o) {
+      ir::anyMessageInput(*stmt, [&](const Operand &o) {
         if (o.isValue() && o.value->def && inSweep.count(o.value->def) && !computed.count(o.value->def))
           restart.insert(o.value->def);
-      };
-      for (const Operand &o : stmt->operands)
-        consider(o);
-      for (const auto &[cond, k] : stmt->gates)
-        consider(cond);
+        return false; // visit them all
+      });
     }
     for (const Op *marg : restart) {
       for (size_t i = 1; i < marg->operands.size(); ++i) {
@@ -1928,14 +1900,12 @@ private:
     for (ExprId x : weights)
       w = w == kNoExpr ? x : p_.mulDouble(w, x);
     ExprId x = p_.loadInt(dataBuffer(datum.data, Data::Int), datum.element);
-    Stmt c;
-    c.kind = Stmt::Kind::Call;
-    c.kernel = rt::findRuntimeKernel("ppc_dot");
-    c.args = {intArg(pp.elements), ptrArg(z.stats, p_.mul(cond.element, p_.intConst(z.width))),
-              ptrArg(pp.statsT, p_.mul(x, p_.intConst(pp.elements)))};
+    Stmt c = kernelCall("ppc_dot",
+                        {intArg(pp.elements), ptrArg(z.stats, p_.mul(cond.element, p_.intConst(z.width))),
+                         ptrArg(pp.statsT, p_.mul(x, p_.intConst(pp.elements)))},
+                        "E log p(" + factor->result()->name + "), all cases");
     c.result = Stmt::Result::Elbo;
     c.scale = times(w, repl);
-    c.note = "E log p(" + factor->result()->name + "), all cases";
     out.push_back(std::move(c));
     return true;
   }
@@ -1954,13 +1924,10 @@ private:
     std::vector<Stmt> refresh;
     for (int pi : pendingTransposes_) {
       const Posterior &post = p_.posteriors[size_t(pi)];
-      Stmt c;
-      c.kind = Stmt::Kind::Call;
-      c.kernel = rt::findRuntimeKernel("ppc_transpose");
-      c.args = {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
-                ptrArg(post.statsT, p_.intConst(0))};
-      c.note = post.variable->name + "'s statistics, datum-major";
-      refresh.push_back(std::move(c));
+      refresh.push_back(kernelCall("ppc_transpose",
+                                   {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
+                                    ptrArg(post.statsT, p_.intConst(0))},
+                                   post.variable->name + "'s statistics, datum-major"));
     }
     pendingTransposes_.clear();
     out.insert(at, refresh.begin(), refresh.end());

@@ -295,6 +295,17 @@ std::optional<Dim> knownPlateSize(const Op &plate);
 
 /// The `for` ops enclosing `op`, outermost first.
 std::vector<Op *> enclosingLoops(const Op &op);
+/// True if `pred` holds for one of a message's inputs: its operands and the
+/// conditions of the gates it is weighted by.
+template <typename Pred> bool anyMessageInput(const Op &msg, Pred pred) {
+  for (const Operand &o : msg.operands)
+    if (pred(o))
+      return true;
+  for (const auto &gate : msg.gates)
+    if (pred(gate.first))
+      return true;
+  return false;
+}
 /// The `for` ops enclosing region `r` (its own parent included), outermost first.
 std::vector<Op *> enclosingLoopsOfRegion(const Region &r);
 

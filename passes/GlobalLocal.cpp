@@ -245,15 +245,7 @@ private:
         return false;
       return info.globals.count(o.value->def->operands[0].value) > 0;
     };
-    if (stmt.kind != ir::OpKind::Msg)
-      return false;
-    for (const ir::Operand &o : stmt.operands)
-      if (isGlobalQ(o))
-        return true;
-    for (const auto &[cond, k] : stmt.gates)
-      if (isGlobalQ(cond))
-        return true;
-    return false;
+    return stmt.kind == ir::OpKind::Msg && ir::anyMessageInput(stmt, isGlobalQ);
   }
 };
 

@@ -62,27 +62,25 @@ void Scheduler::closures() {
   size_t n = g_.stmts.size();
   triggers_.assign(n, {});
   freshSources_.assign(n, {});
-  for (unsigned s = 0; s < n; ++s) {
+  // Statements reachable from s along edges of one kind: forward (what s
+  // triggers) or backward (the Fresh sources s needs).
+  auto closure = [&](unsigned s, DepKind kind, bool forward) {
     std::vector<unsigned> work{s};
     std::set<unsigned> seen;
     while (!work.empty()) {
       unsigned v = work.back();
       work.pop_back();
-      for (unsigned e : g_.targets[v])
-        if (g_.edges[e].kind == DepKind::Trigger && seen.insert(g_.edges[e].to).second)
-          work.push_back(g_.edges[e].to);
+      for (unsigned e : forward ? g_.targets[v] : g_.sources[v]) {
+        unsigned next = forward ? g_.edges[e].to : g_.edges[e].from;
+        if (g_.edges[e].kind == kind && seen.insert(next).second)
+          work.push_back(next);
+      }
     }
-    triggers_[s].assign(seen.begin(), seen.end());
-    seen.clear();
-    work = {s};
-    while (!work.empty()) {
-      unsigned v = work.back();
-      work.pop_back();
-      for (unsigned e : g_.sources[v])
-        if (g_.edges[e].kind == DepKind::Fresh && seen.insert(g_.edges[e].from).second)
-          work.push_back(g_.edges[e].from);
-    }
-    freshSources_[s].assign(seen.begin(), seen.end());
+    return std::vector<unsigned>(seen.begin(), seen.end());
+  };
+  for (unsigned s = 0; s < n; ++s) {
+    triggers_[s] = closure(s, DepKind::Trigger, true);
+    freshSources_[s] = closure(s, DepKind::Fresh, false);
   }
 }
 
