@@ -1,6 +1,8 @@
 //===- codegen/Executor.cpp - state, the reference interpreter, iterations -===//
 #include "codegen/Executor.h"
 
+#include "codegen/Distributed.h"
+
 #include "ir/IR.h"
 #include "runtime/Symbols.h"
 
@@ -151,9 +153,11 @@ std::vector<double> &ParallelRunner::storage(size_t thread, int32_t buffer) {
 }
 
 double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, const Body &body, bool concurrent) {
+  bool distributed = loop.distributed && comm && comm->size() > 1;
   int64_t chunks = std::min<int64_t>(threads, n);
-  if (chunks <= 1)
+  if (chunks <= 1 && !distributed)
     return body(buffers, 0, n);
+  chunks = std::max<int64_t>(chunks, 0); // a process without elements still joins the sum
   std::vector<std::vector<void *>> tables(size_t(chunks),
                                           std::vector<void *>(buffers, buffers + plan_.buffers.size()));
   for (int64_t t = 0; t < chunks; ++t) {
@@ -180,17 +184,43 @@ double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, co
     for (int64_t t = 0; t < chunks; ++t)
       chunk(t);
   }
-  double total = 0;
+  if (!distributed) {
+    double total = 0;
+    for (int64_t t = 0; t < chunks; ++t) {
+      for (int32_t b : loop.reductions) {
+        double *shared = static_cast<double *>(buffers[b]);
+        const std::vector<double> &s = storage_[size_t(t)][size_t(b)];
+        for (size_t i = 0; i < s.size(); ++i)
+          shared[i] += s[i];
+      }
+      total += elbo[size_t(t)];
+    }
+    return total;
+  }
+  // This process's sums (chunks in order), then the sum over the processes.
+  size_t width = 1;
+  for (int32_t b : loop.reductions)
+    width += size_t(plan_.buffers[size_t(b)].size);
+  std::vector<double> sums(width, 0.0);
   for (int64_t t = 0; t < chunks; ++t) {
+    size_t at = 0;
     for (int32_t b : loop.reductions) {
-      double *shared = static_cast<double *>(buffers[b]);
       const std::vector<double> &s = storage_[size_t(t)][size_t(b)];
       for (size_t i = 0; i < s.size(); ++i)
-        shared[i] += s[i];
+        sums[at + i] += s[i];
+      at += s.size();
     }
-    total += elbo[size_t(t)];
+    sums[at] += elbo[size_t(t)];
   }
-  return total;
+  comm->sumInRankOrder(sums.data(), sums.size());
+  size_t at = 0;
+  for (int32_t b : loop.reductions) {
+    double *shared = static_cast<double *>(buffers[b]);
+    for (int64_t i = 0; i < plan_.buffers[size_t(b)].size; ++i)
+      shared[i] += sums[at + size_t(i)];
+    at += size_t(plan_.buffers[size_t(b)].size);
+  }
+  return sums[at];
 }
 
 extern "C" double ppc_parallel_loop(void *runner, int64_t loop, void *const *buffers, int64_t n,
@@ -247,10 +277,11 @@ double Inference::elbo(Engine &engine) { return elboInIteration_ + engine.runBlo
 bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summary,
                     const std::function<void(const IterationReport &)> &progress, std::string &error) {
   auto start = std::chrono::steady_clock::now();
-  double previous = 0;
-  for (int64_t it = 1; it <= opts.maxIterations; ++it) {
+  double previous = summary.elbo.empty() ? 0 : summary.elbo.back();
+  double earlier = summary.time.empty() ? 0 : summary.time.back(); // seconds before a resumed run
+  for (int64_t it = summary.iterations + 1; it <= opts.maxIterations; ++it) {
     double value = iterate(engine);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds = earlier + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     IterationReport r;
     r.iteration = it;
     r.elbo = value;
@@ -281,9 +312,67 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
       break;
     }
     previous = value;
+    if (opts.afterIteration && !opts.afterIteration(summary, error))
+      return false;
   }
   finish(engine);
   summary.inferenceSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
+}
+
+namespace {
+constexpr char kStateMagic[8] = {'P', 'P', 'C', 'S', 'T', 'A', 'T', '1'};
+} // namespace
+
+std::string Inference::saveState() const {
+  std::string out(kStateMagic, sizeof kStateMagic);
+  auto put = [&](const void *p, size_t n) { out.append(static_cast<const char *>(p), n); };
+  put(&elboInIteration_, sizeof elboInIteration_);
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    // Buffers the plan fills (data, constants) are not state.
+    uint64_t n = plan_.buffers[b].isInt ? ints_[b].size() : doubles_[b].size();
+    put(&n, sizeof n);
+    if (plan_.buffers[b].isInt)
+      put(ints_[b].data(), n * sizeof(int64_t));
+    else
+      put(doubles_[b].data(), n * sizeof(double));
+  }
+  return out;
+}
+
+bool Inference::restoreState(const std::string &bytes, std::string &error) {
+  size_t at = 0;
+  auto get = [&](void *p, size_t n) {
+    if (bytes.size() - at < n)
+      return false;
+    std::memcpy(p, bytes.data() + at, n);
+    at += n;
+    return true;
+  };
+  char magic[sizeof kStateMagic];
+  double elbo = 0;
+  if (!get(magic, sizeof magic) || std::memcmp(magic, kStateMagic, sizeof magic) != 0 || !get(&elbo, sizeof elbo)) {
+    error = "not a ppc state (a damaged checkpoint?)";
+    return false;
+  }
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    bool isInt = plan_.buffers[b].isInt;
+    uint64_t n = 0;
+    uint64_t expected = isInt ? ints_[b].size() : doubles_[b].size();
+    if (!get(&n, sizeof n) || n != expected) {
+      error = "the state does not fit this plan (buffer " + plan_.buffers[b].name + ")";
+      return false;
+    }
+    if (!(isInt ? get(ints_[b].data(), n * sizeof(int64_t)) : get(doubles_[b].data(), n * sizeof(double)))) {
+      error = "the state is truncated (buffer " + plan_.buffers[b].name + ")";
+      return false;
+    }
+  }
+  if (at != bytes.size()) {
+    error = "the state does not fit this plan (extra bytes)";
+    return false;
+  }
+  elboInIteration_ = elbo;
   return true;
 }
 

@@ -22,6 +22,7 @@
 namespace ppc::codegen {
 
 class JitSession;
+class Communicator;
 
 /// Runs a plan's parallel loops (Stmt::parallel): contiguous chunks of the
 /// elements, one per thread, each with its own copies of the loop's
@@ -39,6 +40,9 @@ public:
   int threads = 1;
   /// Loops the generated code names by index (ppc_parallel_loop).
   std::vector<const Stmt *> loops;
+  /// A data-parallel run's processes: a `distributed` loop's sums and ELBO
+  /// terms are summed over them after the loop (null: one process).
+  Communicator *comm = nullptr;
 
 private:
   std::vector<double> &storage(size_t thread, int32_t buffer);
@@ -83,6 +87,8 @@ struct RunOptions {
   uint64_t seed = 0;
   /// Relative decrease of the ELBO tolerated as rounding.
   double decreaseTolerance = 1e-9;
+  /// Called after each iteration with the summary so far (checkpoints).
+  std::function<bool(const rt::RunSummary &, std::string &error)> afterIteration;
 };
 
 struct IterationReport {
@@ -104,10 +110,18 @@ public:
   double elbo(Engine &engine);
 
   /// Iterates until the relative ELBO change is below the tolerance or the
-  /// maximum is reached. `progress` is called after each iteration. Returns
-  /// false with `error` set when the ELBO decreases or is not finite.
+  /// maximum is reached, continuing after `summary.iterations` (a resumed
+  /// run: its trace so far in `summary`). `progress` is called after each
+  /// iteration. Returns false with `error` set when the ELBO decreases or is
+  /// not finite, or when `opts.afterIteration` fails.
   bool run(Engine &engine, const RunOptions &opts, rt::RunSummary &summary,
            const std::function<void(const IterationReport &)> &progress, std::string &error);
+
+  /// The variational state as bytes: every buffer the plan does not fill at
+  /// bind time, and the last iteration's ELBO terms. Restoring it (into an
+  /// Inference of the same plan, initialized) continues a run exactly.
+  std::string saveState() const;
+  bool restoreState(const std::string &bytes, std::string &error);
 
   /// The posteriors in their families' standard parameters.
   std::vector<rt::PosteriorTable> posteriors() const;

@@ -269,6 +269,7 @@ public:
       : m_(m), ev_(ev), data_(data), randomInit_(randomInit), diags_(diags), p_(plan) {}
 
   bool productForm = true;
+  const Value *partitioned_ = nullptr;
 
   bool run() {
     if (!m_.messages || !m_.iterationSchedule) {
@@ -281,6 +282,10 @@ public:
     if (!ok_)
       return false;
     p_.seedBuffer = addBuffer("seed", true, 1);
+    if (partitioned_) {
+      p_.partitionedPlate = partitioned_;
+      p_.elementOffsets = addBuffer("element.offset", true, int64_t(p_.posteriors.size()));
+    }
     if (productForm)
       planProductForms();
     emitRandomInit(p_.blocks[Plan::Init]);
@@ -305,7 +310,22 @@ public:
       emitElbo(m_.body, p_.blocks[Plan::Elbo], env, weights, /*top=*/true);
       emitPendingTransposes(p_.blocks[Plan::Elbo], p_.blocks[Plan::Elbo].begin());
     }
+    if (ok_ && partitioned_)
+      markDistributedLoops();
     return ok_;
+  }
+
+  /// A data-parallel run: every top-level loop over the partitioned plate
+  /// runs this process's elements, and its sums over them (the `reductions`
+  /// recorded where the loop was emitted) and its ELBO terms are summed
+  /// over the processes.
+  void markDistributedLoops() {
+    for (auto &block : p_.blocks)
+      for (Stmt &s : block)
+        if (s.kind == Stmt::Kind::Loop && s.plate == partitioned_) {
+          s.distributed = true;
+          s.parallel = true;
+        }
   }
 
 private:
@@ -352,6 +372,8 @@ private:
     const Posterior &post = p_.posteriors[size_t(pi)];
     ExprId at = p_.mul(row, p_.intConst(post.width));
     Arg seed = exprArg(Arg::Kind::Int, p_.loadInt(p_.seedBuffer, p_.intConst(0)));
+    if (p_.elementOffsets >= 0 && post.partitioned) // the element's index in the whole plate
+      element = p_.add(element, p_.loadInt(p_.elementOffsets, p_.intConst(pi)));
     Arg elementArg = exprArg(Arg::Kind::Int, element);
     std::string note = "random init " + post.variable->name;
     if (post.family == Family::Bernoulli)
@@ -561,6 +583,8 @@ private:
       }
       post.scratch = scratchDims(q->dims);
       post.elements = elementCount(q->dims, op.loc, post.scratch);
+      post.flatElements = post.scratch ? elementCount(q->dims, op.loc) : post.elements;
+      post.partitioned = partitioned_ && !q->dims.empty() && q->dims.front() == partitioned_;
       post.eta = addBuffer(q->name + ".eta", false, post.elements * post.width);
       post.stats = addBuffer(q->name + ".stats", false, post.elements * post.width);
       posteriorOfQ_[q] = int(p_.posteriors.size());
@@ -990,6 +1014,7 @@ private:
     loop.kind = Stmt::Kind::Loop;
     loop.var = newVar();
     loop.bound = loopBound(*loops[from], env);
+    loop.plate = loops[from]->operands[0].value;
     env[loops[from]->index] = p_.loopVar(loop.var);
     emitNest(loops, from + 1, env, loop.body, inner);
     out.push_back(std::move(loop));
@@ -1496,6 +1521,7 @@ private:
     if (transposed_.count(&msg)) {
       std::vector<Op *> outer(loops.begin(), loops.end() - 1);
       emitNest(outer, from, env, out, [&](Env &e, std::vector<Stmt> &body) { emitTransposedScatter(msg, e, body); });
+      markSum(msg, loops, from, out);
       return;
     }
     bool product = productForm_.count(&msg) > 0;
@@ -1511,6 +1537,18 @@ private:
       else
         emitMessageCall(msg, e, body);
     });
+    markSum(msg, loops, from, out);
+  }
+
+  /// A top-level message loop whose target does not depend on its element
+  /// (a global's sum over the data) adds into the accumulator: the sum is
+  /// the loop's reduction, and the loop may run in parallel.
+  void markSum(const Op &msg, const std::vector<Op *> &loops, size_t from, std::vector<Stmt> &out) {
+    if (from != 0 || loops.empty() || out.empty() || out.back().kind != Stmt::Kind::Loop ||
+        usesIndex(*msg.target, loops[0]->index) || sharedAcc_.count(&msg) || productForm_.count(&msg))
+      return;
+    out.back().reductions.push_back(accOf_.at(msg.result()));
+    out.back().parallel = block_ != Plan::Final;
   }
 
   void emitMessageCall(const Op &msg, Env &env, std::vector<Stmt> &out) {
@@ -1653,6 +1691,7 @@ private:
     loop.var = level.var;
     loop.bound = bound;
     loop.note = std::string(op.kind == OpKind::Fuse ? "fuse " : "local ") + plateValue->name;
+    loop.plate = plateValue;
     // Scratch rows hold one element: nothing in them is valid on entry.
     bool overElements = depth == 0 && plateValue == nestedPlate_;
     if (overElements) {
@@ -1685,8 +1724,8 @@ private:
     }
     if (overElements)
       dropScratch();
-    if (depth == 0 && op.parallel && block_ != Plan::Final) {
-      loop.parallel = true;
+    if (depth == 0 && (op.parallel || plateValue == partitioned_)) {
+      loop.parallel = block_ != Plan::Final; // (a distributed run marks it later in every block)
       loop.reductions = reductions;
       loop.privates = elementTemporaries_;
       if (overElements)
@@ -1948,6 +1987,7 @@ private:
         loop.kind = Stmt::Kind::Loop;
         loop.var = newVar();
         loop.bound = loopBound(*op, env);
+        loop.plate = op->operands[0].value;
         Env inner = env;
         inner[op->index] = p_.loopVar(loop.var);
         emitElbo(*op->regions[0], loop.body, inner, weights, false);
@@ -2051,10 +2091,12 @@ private:
 } // namespace
 
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
-                                bool randomInitConditions, DiagnosticEngine &diags, bool productForm) {
+                                bool randomInitConditions, DiagnosticEngine &diags, bool productForm,
+                                const ir::Value *partitionedPlate) {
   auto plan = std::make_unique<Plan>();
   PlanBuilder b(m, eval, data, randomInitConditions, diags, *plan);
   b.productForm = productForm;
+  b.partitioned_ = partitionedPlate;
   if (!b.run())
     return nullptr;
   return plan;
@@ -2102,7 +2144,7 @@ void printStmts(const Plan &p, const std::vector<Stmt> &body, int indent, std::o
     os << std::string(size_t(indent) * 2, ' ');
     switch (s.kind) {
     case Stmt::Kind::Loop:
-      os << (s.parallel ? "parallel for i" : "for i") << s.var << " < ";
+      os << (s.distributed ? "distributed " : "") << (s.parallel ? "parallel for i" : "for i") << s.var << " < ";
       printExpr(p, s.bound, os);
       if (s.parallel) {
         for (auto [label, list] : {std::pair{" private", &s.privates}, std::pair{" sum", &s.reductions}})

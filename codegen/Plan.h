@@ -103,6 +103,12 @@ struct Stmt {
   /// buffers after the loop in thread order, as are the ELBO terms.
   bool parallel = false;
   std::vector<int32_t> privates, reductions;
+  /// The plate a loop iterates, where it is one (null: a posterior's rows).
+  const ir::Value *plate = nullptr;
+  /// A top-level loop over the partitioned plate of a data-parallel run
+  /// (always `parallel`): each process runs its own elements, then its
+  /// `reductions` and ELBO terms are summed over the processes.
+  bool distributed = false;
   // Call
   const rt::RuntimeSymbol *kernel = nullptr;
   std::vector<Arg> args;
@@ -150,6 +156,12 @@ struct Posterior {
   /// A datum-major copy of the statistics (ELBO terms that read one datum's
   /// entry for every case), refreshed before the loop that reads it.
   int32_t statsT = -1;
+  /// Its rows are elements of the partitioned plate of a data-parallel run
+  /// (each process holds its part; outputs gather them in order).
+  bool partitioned = false;
+  /// Elements of the whole plate (a scratch posterior's `elements` counts
+  /// the rows of one element of the nested plate only).
+  int64_t flatElements = 0;
 };
 
 struct Plan {
@@ -159,6 +171,11 @@ struct Plan {
   int32_t loopVars = 0;
   /// An int64 buffer of one element: the seed of the random initialization.
   int32_t seedBuffer = -1;
+  /// A data-parallel run: the partitioned plate, and an int64 buffer with one
+  /// entry per posterior: the global flat index of this process's first
+  /// element, which keys the random initialization as in one process.
+  const ir::Value *partitionedPlate = nullptr;
+  int32_t elementOffsets = -1;
   enum BlockId { Init, Iteration, Final, Elbo, NumBlocks };
   std::vector<Stmt> blocks[NumBlocks];
   static constexpr const char *kBlockNames[NumBlocks] = {"init", "iteration", "final", "elbo"};
@@ -188,8 +205,11 @@ struct Plan {
 /// are rows or entries of Dirichlet parents' statistics be computed as
 /// normalized products of exponential tables; off, every categorical is a
 /// softmax of summed messages (the tests compare the two).
+/// `partitionedPlate`: plan a data-parallel run that splits this plate (the
+/// data bound is this process's part of it).
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
-                                bool randomInitConditions, DiagnosticEngine &diags, bool productForm = true);
+                                bool randomInitConditions, DiagnosticEngine &diags, bool productForm = true,
+                                const ir::Value *partitionedPlate = nullptr);
 
 /// A readable listing of the plan (tests and debugging).
 std::string printPlan(const Plan &p);

@@ -96,6 +96,19 @@ public:
     std::vector<CsvTable> tables;
     for (const std::string &f : opts_.files) {
       CsvError err;
+      if (opts_.partition) { // the header only, for now: which file to split is decided below
+        auto names = readCsvHeader(f, err);
+        if (!names) {
+          errors_.push_back(err.message);
+          continue;
+        }
+        CsvTable t;
+        t.path = f;
+        t.columns = *names;
+        t.values.resize(names->size());
+        tables.push_back(std::move(t));
+        continue;
+      }
       auto t = readCsv(f, {}, err);
       if (!t) {
         errors_.push_back(err.message);
@@ -150,6 +163,8 @@ public:
       }
     if (!errors_.empty())
       return std::nullopt;
+    if (opts_.partition && !readParts(tables))
+      return std::nullopt;
     for (auto &[f, vars] : byFile_)
       bindFile(tables[f], vars);
     if (!errors_.empty())
@@ -158,6 +173,66 @@ public:
   }
 
 private:
+  /// A data-parallel run: reads this process's part of the file over the
+  /// partitioned plate and the whole of every other file, in place of the
+  /// headers in `tables`.
+  bool readParts(std::vector<CsvTable> &tables) {
+    const Partition &part = *opts_.partition;
+    std::optional<size_t> splitFile;
+    for (auto &[f, vars] : byFile_) {
+      const Value *first = vars.front();
+      bool split = !first->dims.empty() && first->dims.front() == part.plate;
+      CsvError err;
+      CsvSplit how;
+      how.part = part.part;
+      how.parts = part.parts;
+      if (split) {
+        if (splitFile) {
+          errors_.push_back("a data-parallel run reads the data of plate %" + part.plate->name +
+                            " from one file; both " + tables[*splitFile].path + " and " + tables[f].path +
+                            " have it (join them into one file)");
+          return false;
+        }
+        splitFile = f;
+        bool wide = valueColumns(tables[f], first).size() > 1;
+        if (first->dims.size() > 1 || !wide) // the plate is not the file's only row plate: by its index column
+          if (std::optional<Column> key = indexColumn(tables[f], part.plate, first))
+            how.key = key->name;
+        if (!errors_.empty())
+          return false;
+      }
+      auto t = readCsv(tables[f].path, {}, err, split ? &how : nullptr);
+      if (!t) {
+        errors_.push_back(err.message);
+        return false;
+      }
+      if (split && !how.key.empty() && !renumberPart(*t, how))
+        return false;
+      tables[f] = std::move(*t);
+    }
+    return true;
+  }
+
+  /// Ids of the part's elements from 0: the part starts after the element
+  /// of the row before it. Checks that rows come grouped in increasing order.
+  bool renumberPart(CsvTable &t, const CsvSplit &how) {
+    std::vector<double> &ids = *const_cast<std::vector<double> *>(t.column(how.key));
+    double start = how.keyBefore ? *how.keyBefore + 1 : 0;
+    double previous = start;
+    for (size_t r = 0; r < ids.size(); ++r) {
+      if (ids[r] < previous || !std::isfinite(ids[r])) {
+        errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": column '" + how.key + "': " + fmt(ids[r]) +
+                          " after " + fmt(r == 0 ? start - 1 : ids[r - 1]) +
+                          "; a data-parallel run needs the rows grouped by '" + how.key +
+                          "' in increasing order (sort the file by it)");
+        return false;
+      }
+      previous = ids[r];
+      ids[r] -= start;
+    }
+    return true;
+  }
+
   /// The columns holding v's values: one (long format), or one per element
   /// of v's known-size innermost plate (wide format: --map v=p* or v0, v1, ...).
   std::vector<Column> valueColumns(const CsvTable &t, const Value *v) {
@@ -199,7 +274,7 @@ private:
   }
 
   std::string where(const CsvTable &t, size_t row, const Column &c) const {
-    return t.path + ":" + std::to_string(row + 2) + ": column '" + c.name + "' (" + std::to_string(c.position) + ")";
+    return t.path + ":" + std::to_string(t.line(row)) + ": column '" + c.name + "' (" + std::to_string(c.position) + ")";
   }
 
   std::optional<Column> indexColumn(const CsvTable &t, const Value *plate, const Value *v) {
@@ -323,8 +398,8 @@ private:
     std::vector<int64_t> seen(groups, -1);
     for (size_t r : order) {
       if (seen[groupOf[r]] >= 0) {
-        errors_.push_back(t.path + ":" + std::to_string(r + 2) + ": the same element as line " +
-                          std::to_string(seen[groupOf[r]] + 2) + " (each element of '" + first->name +
+        errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": the same element as line " +
+                          std::to_string(t.line(size_t(seen[groupOf[r]]))) + " (each element of '" + first->name +
                           "' takes one row)");
         return;
       }
@@ -417,6 +492,21 @@ private:
 };
 
 } // namespace
+
+const ir::Value *partitionPlate(const ir::Module &m, std::string &error) {
+  std::vector<const Value *> top;
+  for (const auto &op : m.body.ops)
+    if (op->kind == OpKind::Plate && op->plateKind == Op::PlateKind::Data && op->result()->dims.empty())
+      top.push_back(op->result());
+  if (top.size() == 1)
+    return top.front();
+  if (top.empty())
+    error = "a data-parallel run splits the model's data-sized plate (?.map) at the top level, and this model has none";
+  else
+    error = "a data-parallel run splits one data-sized plate at the top level, and this model has " +
+            std::to_string(top.size()) + " (%" + top[0]->name + ", %" + top[1]->name + ")";
+  return nullptr;
+}
 
 std::optional<BoundData> bindData(const ir::Module &m, const ir::Evaluation &params, const BindingOptions &opts,
                                   std::vector<std::string> &errors) {

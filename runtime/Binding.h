@@ -30,11 +30,28 @@ namespace ir { class Module; class Value; struct Evaluation; }
 
 namespace rt {
 
+/// A data-parallel run (docs/distributed.md): this process binds part
+/// `part` of `parts` of `plate`, the outermost data plate. The file holding
+/// the plate's data is cut into byte ranges of about equal size at row
+/// boundaries, keeping each element's rows together (rows must then be
+/// grouped by the plate's index column, in increasing order); only this
+/// part of it is read. Element ids are renumbered from the part's first
+/// element. Files over other plates are read whole.
+struct Partition {
+  const ir::Value *plate = nullptr;
+  int part = 0, parts = 1;
+};
+
 struct BindingOptions {
   std::vector<std::string> files;           ///< --infer FILE (in order)
   std::map<std::string, std::string> map;   ///< --map NAME=COLUMN
   std::optional<std::string> weight;        ///< --weight COLUMN
+  std::optional<Partition> partition;
 };
+
+/// The plate a data-parallel run splits: the model's one data-sized plate
+/// at the top level. Null with `error` set when there is none or several.
+const ir::Value *partitionPlate(const ir::Module &m, std::string &error);
 
 /// A plate's sizes once data is bound. For a plate inside other plates (a
 /// ragged or nested plate), one size per element of its parents, flattened;

@@ -30,6 +30,8 @@ const std::vector<double> *CsvTable::column(std::string_view name) const {
   return nullptr;
 }
 
+size_t countNewlines(const std::string &path, size_t end);
+
 namespace {
 
 constexpr size_t kBlock = size_t(4) << 20; // bytes per read
@@ -149,7 +151,7 @@ class Reader {
 public:
   Reader(const std::string &path, CsvError &err) : path_(path), err_(err) {}
 
-  std::optional<CsvTable> run(const std::vector<std::string> &wanted) {
+  std::optional<CsvTable> run(const std::vector<std::string> &wanted, CsvSplit *split) {
     int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
       return cannotRead(errno);
@@ -166,10 +168,43 @@ public:
 #ifdef POSIX_FADV_SEQUENTIAL
     (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
+    size_t limit = SIZE_MAX; // bytes to parse
+    bool headerDone = false;
+    if (split) {
+      if (!S_ISREG(st.st_mode))
+        return fail(path_ + ": a data-parallel run reads a part of each file, so it must be a regular file");
+      std::string head;
+      size_t dataStart = 0;
+      if (!readHeader(fd, head, dataStart) || !select(wanted))
+        return std::nullopt;
+      headerDone = true;
+      if (!split->key.empty()) {
+        auto it = std::find(names_.begin(), names_.end(), split->key);
+        if (it == names_.end())
+          return fail(noColumn(split->key));
+        keyField_ = static_cast<size_t>(it - names_.begin());
+      }
+      size_t size = fileSize_;
+      split->keyBefore.reset();
+      size_t begin = boundary(fd, split->part, split->parts, dataStart, size, !split->key.empty(), &split->keyBefore);
+      size_t end = boundary(fd, split->part + 1, split->parts, dataStart, size, !split->key.empty(), nullptr);
+      if (!err_.message.empty())
+        return std::nullopt;
+      end = std::max(end, begin);
+      if (::lseek(fd, static_cast<off_t>(begin), SEEK_SET) < 0)
+        return cannotRead(errno);
+      limit = end - begin;
+      fileSize_ = limit;
+      partBegin_ = begin;
+      table_.firstByte = begin;
+      table_.whole = false;
+      line_ = 0; // counted from the part's start: see lineNumber
+    }
 
     std::vector<char> buf(kBlock);
     size_t start = 0, have = 0; // unconsumed bytes are buf[start, have)
-    bool eof = false, headerDone = false;
+    bool eof = false;
+    size_t taken = 0; // bytes read so far
     for (;;) {
       // Move the unconsumed tail to the front and fill the rest.
       if (start > 0) {
@@ -181,7 +216,12 @@ public:
       if (have == buf.size())
         buf.resize(buf.size() * 2); // a line longer than the buffer
       while (have < buf.size()) {
-        ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
+        size_t want = std::min(buf.size() - have, limit - taken);
+        if (want == 0) {
+          eof = true;
+          break;
+        }
+        ssize_t n = ::read(fd, buf.data() + have, want);
         if (n < 0) {
           if (errno == EINTR)
             continue;
@@ -192,6 +232,7 @@ public:
           break;
         }
         have += static_cast<size_t>(n);
+        taken += static_cast<size_t>(n);
       }
 
       const char *b = buf.data(), *e = buf.data() + have, *lim = e;
@@ -216,6 +257,21 @@ public:
     return std::move(table_);
   }
 
+  std::optional<std::vector<std::string>> headerOnly() {
+    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return cannotRead(errno);
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    std::string head;
+    size_t dataStart = 0;
+    if (!readHeader(fd, head, dataStart))
+      return std::nullopt;
+    return names_;
+  }
+
 private:
   std::nullopt_t fail(std::string message) {
     err_.message = std::move(message);
@@ -224,7 +280,132 @@ private:
   std::nullopt_t cannotRead(int errnum) {
     return fail("cannot read '" + path_ + "': " + std::strerror(errnum));
   }
-  std::string at(size_t line) const { return path_ + ":" + std::to_string(line) + ": "; }
+  std::string at(size_t line) const { return path_ + ":" + std::to_string(lineNumber(line)) + ": "; }
+  // Lines of a part are counted from its start; the newlines before it are
+  // counted only here, on the way to an error message.
+  size_t lineNumber(size_t line) const {
+    if (partBegin_ == SIZE_MAX)
+      return line;
+    return line + countNewlines(path_, partBegin_) + 1;
+  }
+
+  // Reads and parses the header line; `dataStart` is the byte after it.
+  bool readHeader(int fd, std::string &head, size_t &dataStart) {
+    char chunk[65536];
+    for (;;) {
+      ssize_t n = ::pread(fd, chunk, sizeof chunk, static_cast<off_t>(head.size()));
+      if (n < 0) {
+        if (errno == EINTR)
+          continue;
+        return cannotRead(errno), false;
+      }
+      head.append(chunk, static_cast<size_t>(n));
+      if (n == 0 || std::memchr(chunk, '\n', static_cast<size_t>(n)))
+        break;
+    }
+    const char *p = head.data(), *lim = head.data() + head.size();
+    if (const char *nl = static_cast<const char *>(std::memchr(p, '\n', head.size())))
+      lim = nl + 1;
+    if (!header(p, lim))
+      return false;
+    dataStart = static_cast<size_t>(p - head.data());
+    return true;
+  }
+
+  // The line starting at byte `pos` (without its newline), read alone.
+  std::string lineAt(int fd, size_t pos, size_t size) {
+    std::string line;
+    char chunk[4096];
+    while (pos < size) {
+      ssize_t n = ::pread(fd, chunk, std::min(sizeof chunk, size - pos), static_cast<off_t>(pos));
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n < 0)
+          cannotRead(errno);
+        break;
+      }
+      const char *nl = static_cast<const char *>(std::memchr(chunk, '\n', static_cast<size_t>(n)));
+      line.append(chunk, nl ? static_cast<size_t>(nl - chunk) : static_cast<size_t>(n));
+      if (nl)
+        break;
+      pos += static_cast<size_t>(n);
+    }
+    return line;
+  }
+
+  // The start of the line that ends just before byte `pos` (pos > dataStart).
+  size_t previousLineStart(int fd, size_t pos, size_t dataStart) {
+    size_t end = pos - 1; // the newline ending that line
+    char chunk[4096];
+    while (end > dataStart) {
+      size_t from = end > dataStart + sizeof chunk ? end - sizeof chunk : dataStart;
+      ssize_t n = ::pread(fd, chunk, end - from, static_cast<off_t>(from));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        if (n < 0)
+          cannotRead(errno);
+        return dataStart;
+      }
+      if (const char *nl = static_cast<const char *>(::memrchr(chunk, '\n', static_cast<size_t>(n))))
+        return from + static_cast<size_t>(nl - chunk) + 1;
+      end = from;
+    }
+    return dataStart;
+  }
+
+  // The key field of a line, if it is a number.
+  std::optional<double> keyOf(std::string_view line) const {
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    size_t pos = 0;
+    for (size_t f = 0; f < keyField_; ++f) {
+      pos = line.find(',', pos);
+      if (pos == std::string_view::npos)
+        return std::nullopt;
+      ++pos;
+    }
+    size_t comma = line.find(',', pos);
+    double v;
+    if (parseField(trim(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos)), v) !=
+        Num::Ok)
+      return std::nullopt;
+    return v;
+  }
+
+  // Where part k of `parts` starts: a line start near the k-th equal cut
+  // of the data bytes, moved past a run of keys that began before it.
+  size_t boundary(int fd, int k, int parts, size_t dataStart, size_t size, bool keyed, std::optional<double> *keyBefore) {
+    if (k <= 0)
+      return dataStart;
+    if (k >= parts)
+      return size;
+    size_t s = dataStart + static_cast<size_t>(static_cast<unsigned __int128>(size - dataStart) * unsigned(k) /
+                                               unsigned(parts));
+    if (s > dataStart) { // to the next line start
+      char c = 0;
+      if (::pread(fd, &c, 1, static_cast<off_t>(s - 1)) == 1 && c != '\n') {
+        std::string rest = lineAt(fd, s, size);
+        s = std::min(size, s + rest.size() + 1);
+      }
+    }
+    if (!keyed || s <= dataStart || s >= size)
+      return s;
+    std::optional<double> before = keyOf(lineAt(fd, previousLineStart(fd, s, dataStart), size));
+    if (!before)
+      return s;
+    while (s < size) {
+      std::string line = lineAt(fd, s, size);
+      std::optional<double> key = keyOf(line);
+      if (!key || *key != *before)
+        break;
+      s = std::min(size, s + line.size() + 1);
+    }
+    if (keyBefore)
+      *keyBefore = before;
+    return s;
+  }
   std::string at(size_t line, size_t f) const {
     return at(line) + "column '" + names_[f] + "' (" + std::to_string(f + 1) + "): ";
   }
@@ -447,13 +628,48 @@ private:
   size_t consumed_ = 0;    // bytes of the file before the buffer's start
   size_t line_ = 2;        // line number of the next data row
   size_t blankLine_ = 0;   // first blank line seen (0: none)
+  size_t keyField_ = 0;    // the split's key column
+  size_t partBegin_ = SIZE_MAX; // first byte of the part read (SIZE_MAX: the whole file)
 };
 
 } // namespace
 
-std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::string> &wanted, CsvError &err) {
+size_t countNewlines(const std::string &path, size_t end) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  std::vector<char> buf(kBlock);
+  size_t count = 0, pos = 0;
+  while (pos < end) {
+    ssize_t n = ::read(fd, buf.data(), std::min(buf.size(), end - pos));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    count += static_cast<size_t>(std::count(buf.data(), buf.data() + n, '\n'));
+    pos += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return count;
+}
+
+size_t CsvTable::line(size_t row) const {
+  if (whole)
+    return row + 2;
+  if (linesBefore_ == 0)
+    linesBefore_ = countNewlines(path, firstByte);
+  return row + linesBefore_ + 1;
+}
+
+std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::string> &wanted, CsvError &err,
+                                CsvSplit *split) {
   Reader reader(path, err);
-  return reader.run(wanted);
+  return reader.run(wanted, split);
+}
+
+std::optional<std::vector<std::string>> readCsvHeader(const std::string &path, CsvError &err) {
+  Reader reader(path, err);
+  return reader.headerOnly();
 }
 
 } // namespace ppc::rt

@@ -39,10 +39,33 @@ struct CsvTable {
   std::string path;
   std::vector<std::string> columns;        // the columns read, in the order requested (or file order)
   std::vector<std::vector<double>> values; // values[c][row], columnar; parallel to `columns`
+  // Where the rows start in the file: byte 0 and line 2 for a whole file; a
+  // part (CsvSplit) starts elsewhere and learns its line only when asked.
+  size_t firstByte = 0;
+  bool whole = true;
 
   size_t rows() const { return values.empty() ? 0 : values.front().size(); }
   // The values of column `name`, or null if it was not read.
   const std::vector<double> *column(std::string_view name) const;
+  // The 1-based line of row `row` (for messages). For a part of a file this
+  // counts the newlines before the part, once: only error paths call it.
+  size_t line(size_t row) const;
+
+private:
+  mutable size_t linesBefore_ = 0; // newlines before firstByte (0: not counted yet)
+};
+
+// One part of a file for a data-parallel run: the data rows are cut into
+// `parts` byte ranges of about equal size at line boundaries, and part
+// `part` is read alone (the header too), never the rest of the file. With a
+// `key` column, a boundary moves forward past the rows whose key equals the
+// key of the row before it, so that a run of equal keys (a document's
+// words) stays in one part; readCsv then reports the key of the row just
+// before the part (none for the first part).
+struct CsvSplit {
+  int part = 0, parts = 1;
+  std::string key;
+  std::optional<double> keyBefore; // out
 };
 
 struct CsvError {
@@ -52,6 +75,11 @@ struct CsvError {
 // Reads `path`. `wanted` lists the columns to read, in the order they should
 // appear in the result (each at most once); empty means every column in file
 // order. On failure returns nullopt and sets err.message.
-std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::string> &wanted, CsvError &err);
+std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::string> &wanted, CsvError &err,
+                                CsvSplit *split = nullptr);
+
+// The header's column names only (the binder decides from them which file
+// is split and by which key before reading any data).
+std::optional<std::vector<std::string>> readCsvHeader(const std::string &path, CsvError &err);
 
 } // namespace ppc::rt

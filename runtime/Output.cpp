@@ -62,6 +62,22 @@ bool validName(const std::string &v) {
 
 } // namespace
 
+bool writeFileAtomically(const std::string &path, const std::string &bytes, std::string &error) {
+  fs::path target(path);
+  fs::path tmp = target;
+  tmp += ".tmp";
+  if (!writeFile(tmp, bytes, error))
+    return false;
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    return false;
+  }
+  syncDirectory(target.parent_path().empty() ? fs::path(".") : target.parent_path());
+  return true;
+}
+
 std::vector<std::string> posteriorColumns(Family f, int64_t dimension) {
   auto indexed = [&](const char *prefix) {
     std::vector<std::string> cols;

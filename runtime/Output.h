@@ -49,4 +49,8 @@ struct RunSummary {
 bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,
                   std::string &error);
 
+/// Writes `bytes` to `path.tmp`, fsyncs it, renames it to `path` and fsyncs
+/// the directory: a reader sees the old file or the whole new one.
+bool writeFileAtomically(const std::string &path, const std::string &bytes, std::string &error);
+
 } // namespace ppc::rt

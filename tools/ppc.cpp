@@ -4,6 +4,8 @@
 //   ppc MODEL.ppl --emit=ast|ir|plates|gated|messages|deps|schedule|data|plan|llvm
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/Checkpoint.h"
+#include "codegen/Distributed.h"
 #include "codegen/Executor.h"
 #include "codegen/Jit.h"
 #include "codegen/Plan.h"
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <fcntl.h>
 #include <numeric>
 #include <unistd.h>
 #include <llvm/Config/llvm-config.h>
@@ -66,7 +69,26 @@ struct RunFlags {
   std::string engine = "jit", out, vocab;
   bool quiet = false;
   int64_t threads = 1;
+  std::string checkpoint, resume;
+  int64_t checkpointEvery = 10;
 };
+
+/// The processes of a data-parallel run (null: a plain run).
+codegen::Communicator *gComm = nullptr;
+bool isRoot() { return !gComm || gComm->rank() == 0; }
+
+/// An error only this process met (its part of the data): named with the
+/// process under mpirun, since the others go on without it.
+void localError(const std::string &msg) {
+  llvm::errs() << "ppc: error: ";
+  if (gComm && gComm->size() > 1)
+    llvm::errs() << "(process " << gComm->rank() << " of " << gComm->size() << ") ";
+  llvm::errs() << msg << "\n";
+}
+
+/// After a step that can fail on some processes only: true when all went
+/// on; the others return 1 quietly (the failing one said why).
+bool everyoneOk(bool ok) { return !gComm || gComm->allOk(ok); }
 
 // Progress: one live line on a terminal, plain lines otherwise.
 class Progress {
@@ -161,8 +183,22 @@ void printSummary(const std::vector<rt::PosteriorTable> &tables, const std::vect
 }
 
 int usageError(const std::string &msg) {
-  llvm::errs() << "ppc: error: " << msg << "\nRun 'ppc --help' for usage.\n";
+  if (isRoot())
+    llvm::errs() << "ppc: error: " << msg << "\nRun 'ppc --help' for usage.\n";
   return 2;
+}
+
+/// The rows of partitioned posteriors, gathered from every process in
+/// rank order (the order of the plate's elements) on process 0.
+void gatherPartitioned(const codegen::Plan &plan, std::vector<rt::PosteriorTable> &tables) {
+  size_t t = 0;
+  for (const codegen::Posterior &post : plan.posteriors) {
+    if (post.scratch)
+      continue;
+    if (post.partitioned && gComm)
+      tables[t].values = gComm->gatherToRoot(tables[t].values);
+    ++t;
+  }
 }
 } // namespace
 
@@ -170,24 +206,33 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
           DiagnosticEngine &diags, const std::string &emit, const RunFlags &flags,
           std::map<std::string, std::string> options, std::chrono::steady_clock::time_point started,
           double dataSeconds) {
-  std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(module, evaluation, *data, true, diags);
+  std::string error;
+  const ir::Value *partitioned = gComm ? rt::partitionPlate(module, error) : nullptr;
+  std::unique_ptr<codegen::Plan> plan =
+      codegen::buildPlan(module, evaluation, *data, true, diags, /*productForm=*/true, partitioned);
   data.reset(); // the plan holds the data it reads
-  if (!plan)
+  if (!everyoneOk(plan != nullptr) || !plan)
     return 1;
+  if (plan->elementOffsets >= 0) {
+    // Random initial posteriors are keyed by the element's index in the whole plate.
+    std::vector<int64_t> offsets(plan->posteriors.size(), 0);
+    for (size_t pi = 0; pi < plan->posteriors.size(); ++pi)
+      if (plan->posteriors[pi].partitioned)
+        offsets[pi] = gComm->exclusiveSum(plan->posteriors[pi].flatElements);
+    plan->buffers[size_t(plan->elementOffsets)].ints = std::move(offsets);
+  }
   if (emit == "plan") {
     llvm::outs() << codegen::printPlan(*plan);
     return 0;
   }
   std::vector<std::string> vocab;
   if (!flags.vocab.empty()) {
-    std::string error;
     vocab = readVocabulary(flags.vocab, error);
     if (!error.empty()) {
       llvm::errs() << "ppc: error: " << error << "\n";
       return 1;
     }
   }
-  std::string error;
   std::unique_ptr<codegen::JitSession> session;
   std::unique_ptr<codegen::Engine> engine;
   std::string optimized;
@@ -195,10 +240,10 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
     session = codegen::JitSession::create(error);
     if (session)
       engine = codegen::createJitEngine(*plan, *session, emit == "llvm" ? &optimized : nullptr, error);
-    if (!engine) {
-      llvm::errs() << "ppc: error: " << error << "\n";
+    if (!engine)
+      localError(error);
+    if (!everyoneOk(engine != nullptr))
       return 1;
-    }
     if (emit == "llvm") {
       llvm::outs() << optimized;
       return 0;
@@ -207,6 +252,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
     engine = codegen::createInterpreter(*plan);
   }
   engine->setThreads(int(flags.threads));
+  engine->parallel.comm = gComm;
   rt::RunSummary summary;
   summary.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   summary.dataSeconds = dataSeconds;
@@ -215,18 +261,55 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   options["tol"] = ir::formatDouble(flags.run.tolerance);
   options["seed"] = std::to_string(flags.run.seed);
   options["threads"] = std::to_string(flags.threads);
+  if (gComm)
+    options["processes"] = std::to_string(gComm->size());
   summary.options = std::move(options);
   codegen::Inference inference(*plan);
-  inference.initialize(*engine, flags.run.seed);
-  Progress progress(flags.quiet);
-  bool ok = inference.run(*engine, flags.run, summary, [&](const codegen::IterationReport &r) { progress.report(r); },
-                          error);
+  uint64_t seed = flags.run.seed;
+  inference.initialize(*engine, seed);
+  codegen::RunOptions runOptions = flags.run;
+  std::unique_ptr<codegen::Checkpointer> checkpoints;
+  if (!flags.checkpoint.empty() || !flags.resume.empty()) {
+    // --resume alone goes on checkpointing where it resumed from.
+    checkpoints = std::make_unique<codegen::Checkpointer>(
+        flags.checkpoint.empty() ? flags.resume : flags.checkpoint, inference, gComm);
+    bool ok = true;
+    if (!flags.resume.empty()) {
+      bool found = false;
+      ok = codegen::Checkpointer(flags.resume, inference, gComm).restore(inference, summary, seed, found, error);
+      if (!ok)
+        localError(error);
+      else if (isRoot() && !flags.quiet)
+        llvm::errs() << (found ? "resuming after iteration " + std::to_string(summary.iterations) + " from " +
+                                     flags.resume
+                               : "no checkpoint in " + flags.resume + " yet: starting from the beginning")
+                     << "\n";
+    }
+    if (ok && !checkpoints->prepare(error)) {
+      localError(error);
+      ok = false;
+    }
+    if (!everyoneOk(ok))
+      return 1;
+    {
+      int64_t every = flags.checkpointEvery;
+      runOptions.afterIteration = [&, every](const rt::RunSummary &s, std::string &err) {
+        return s.iterations % every != 0 || checkpoints->save(s, seed, err);
+      };
+    }
+  }
+  Progress progress(flags.quiet || !isRoot());
+  bool ok = inference.run(*engine, runOptions, summary,
+                          [&](const codegen::IterationReport &r) { progress.report(r); }, error);
   progress.done();
   if (!ok) {
-    llvm::errs() << "ppc: error: " << error << "\n";
+    localError(error);
     return 1;
   }
   std::vector<rt::PosteriorTable> tables = inference.posteriors();
+  gatherPartitioned(*plan, tables);
+  if (!isRoot())
+    return 0;
   if (!flags.quiet)
     llvm::errs() << (summary.converged ? "converged" : "stopped") << " after " << summary.iterations
                  << (summary.iterations == 1 ? " iteration" : " iterations") << ": ELBO "
@@ -242,6 +325,22 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
 }
 
 int main(int argc, char **argv) {
+  // Under mpirun: one process per part of the data (docs/distributed.md).
+  // Only process 0 prints results; the others' stdout goes nowhere.
+  std::string mpiError;
+  std::unique_ptr<codegen::Communicator> comm = codegen::startMpiIfLaunched(&argc, &argv, mpiError);
+  if (!mpiError.empty()) {
+    llvm::errs() << "ppc: error: " << mpiError << "\n";
+    return 1;
+  }
+  gComm = comm.get();
+  if (!isRoot()) {
+    int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      ::dup2(null, 1);
+      ::close(null);
+    }
+  }
   CLI::App app{"ppc: a compiler for probabilistic models (variational message passing)", "ppc"};
   std::string modelPath, emit, pipeline;
   bool pipelineGiven = false;
@@ -308,6 +407,14 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"jit", "interp"}));
   app.add_option("--out", run.out, "write posteriors (one CSV per latent variable) and summary.json to this directory");
   app.add_option("--vocab", run.vocab, "a vocabulary file (one word per line): print the top words of each topic");
+  app.add_option("--checkpoint", run.checkpoint,
+                 "save the whole variational state in this directory every --checkpoint-every iterations "
+                 "(atomically: a run killed at any moment can --resume)");
+  app.add_option("--checkpoint-every", run.checkpointEvery, "iterations between checkpoints (default 10)")
+      ->check(CLI::Range(int64_t(1), int64_t(100000000)));
+  app.add_option("--resume", run.resume,
+                 "continue the run whose checkpoints are in this directory (the same command, --iters counting "
+                 "from its start); checkpoints go on there unless --checkpoint names another directory");
   app.add_flag("-q,--quiet", run.quiet, "no progress lines");
   app.add_flag("--version", version, "print the version and exit");
   try {
@@ -375,10 +482,12 @@ int main(int argc, char **argv) {
   return runTool([&]() -> int {
     std::optional<std::string> source = readFile(modelPath, error);
     if (!source) {
-      llvm::errs() << "ppc: error: " << error << "\n";
+      if (isRoot())
+        llvm::errs() << "ppc: error: " << error << "\n";
       return 1;
     }
-    DiagnosticEngine diags(modelPath, *source, llvm::errs());
+    // Every process compiles the same model: process 0 reports for all.
+    DiagnosticEngine diags(modelPath, *source, isRoot() ? llvm::errs() : llvm::nulls());
 
     std::unique_ptr<ast::Model> ast;
     std::unique_ptr<ir::Module> module = compileModel(*source, diags, &ast, emit == "ast");
@@ -398,14 +507,23 @@ int main(int argc, char **argv) {
     std::optional<rt::BoundData> data;
     if (!binding.files.empty()) {
       std::vector<std::string> errors;
+      if (gComm) {
+        const ir::Value *plate = rt::partitionPlate(*module, error);
+        if (!plate) {
+          if (isRoot())
+            llvm::errs() << "ppc: error: " << error << "\n";
+          return 1;
+        }
+        binding.partition = rt::Partition{plate, gComm->rank(), gComm->size()};
+      }
       auto loading = std::chrono::steady_clock::now();
       data = rt::bindData(*module, *evaluation, binding, errors);
       // Reading the data is not compiling: the clock of compile_seconds skips it.
       started += std::chrono::steady_clock::now() - loading;
       dataSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loading).count();
       for (const std::string &e : errors)
-        llvm::errs() << "ppc: error: " << e << "\n";
-      if (!data)
+        localError(e);
+      if (!everyoneOk(data.has_value()) || !data)
         return 1;
       if (emit == "data") {
         printBoundData(*module, *data, llvm::outs());
