@@ -262,6 +262,8 @@ void Inference::initialize(Engine &engine, uint64_t seed) {
   // The init block draws the gate conditions' random initial posteriors.
   if (plan_.seedBuffer >= 0)
     ints_[size_t(plan_.seedBuffer)][0] = static_cast<int64_t>(seed);
+  if (plan_.localRestart >= 0)
+    doubles_[size_t(plan_.localRestart)][0] = 1.0;
   engine.runBlock(Plan::Init, bases_.data());
 }
 
@@ -312,6 +314,8 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
       break;
     }
     previous = value;
+    if (it > 1 && plan_.localRestart >= 0 && std::abs(r.change) < opts.restartUntil)
+      doubles_[size_t(plan_.localRestart)][0] = 0.0; // from now on, strict coordinate ascent
     if (opts.afterIteration && !opts.afterIteration(summary, error))
       return false;
   }

@@ -87,6 +87,11 @@ struct RunOptions {
   uint64_t seed = 0;
   /// Relative decrease of the ELBO tolerated as rounding.
   double decreaseTolerance = 1e-9;
+  /// Nested schedules with restarts: after the first iteration whose
+  /// relative ELBO change is below this, the locals continue from their
+  /// last values instead (restarts find better optima early, but only
+  /// coordinate ascent never decreases the ELBO).
+  double restartUntil = 1e-4;
   /// Called after each iteration with the summary so far (checkpoints).
   std::function<bool(const rt::RunSummary &, std::string &error)> afterIteration;
 };

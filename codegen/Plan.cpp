@@ -1702,8 +1702,25 @@ private:
     if (op.kind == OpKind::Fuse) {
       emitSchedule(*op.regions[0], loop.body, inner);
     } else {
-      if (op.restart)
-        emitRestart(op, loop.body, inner);
+      if (op.restart) {
+        // Guarded by a flag the run clears near convergence (Inference::run):
+        // restarts help early and only coordinate ascent is monotone.
+        if (p_.localRestart < 0)
+          p_.localRestart = addBuffer("local.restart", false, 1);
+        Stmt guard;
+        guard.kind = Stmt::Kind::Loop;
+        guard.var = newVar();
+        guard.bound = p_.intConst(1);
+        guard.note = "restart the element's locals while local.restart is on";
+        Stmt off;
+        off.kind = Stmt::Kind::ExitBelow;
+        off.buffer = p_.localRestart;
+        off.index = p_.intConst(0);
+        off.threshold = 0.5;
+        guard.body.push_back(std::move(off));
+        emitRestart(op, guard.body, inner);
+        loop.body.push_back(std::move(guard));
+      }
       emitSweeps(op, loop.body, inner);
       if (op.regions.size() > 1)
         emitSchedule(*op.regions[1], loop.body, inner);

@@ -175,6 +175,10 @@ struct Plan {
   /// entry per posterior: the global flat index of this process's first
   /// element, which keys the random initialization as in one process.
   const ir::Value *partitionedPlate = nullptr;
+  /// A nested schedule's restart switch (one double, -1: no restarts): 1
+  /// restarts each element's locals from their priors every iteration, 0
+  /// continues from the last iteration's (strict coordinate ascent).
+  int32_t localRestart = -1;
   int32_t elementOffsets = -1;
   enum BlockId { Init, Iteration, Final, Elbo, NumBlocks };
   std::vector<Stmt> blocks[NumBlocks];
