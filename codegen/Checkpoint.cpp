@@ -5,6 +5,7 @@
 #include "codegen/Executor.h"
 #include "runtime/Output.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -61,7 +62,10 @@ bool Checkpointer::prepare(std::string &error) {
 bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::string &error) {
   int rank = comm_ ? comm_->rank() : 0, ranks = comm_ ? comm_->size() : 1;
   int64_t iteration = summary.iterations;
-  std::string state = inference_.saveState();
+  // Each process's state starts with its own plan's fingerprint (its part
+  // of the data differs); the manifest has process 0's.
+  std::string state(reinterpret_cast<const char *>(&fingerprint_), sizeof fingerprint_);
+  state += inference_.saveState();
   bool ok = rt::writeFileAtomically(statePath(iteration, rank), state, error);
   if (comm_ && !comm_->allOk(ok)) { // every part durable before the manifest names them
     if (ok)
@@ -126,10 +130,11 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
               (processes == 1 ? std::string("a plain run (no mpirun)") : "mpirun -np " + std::to_string(processes));
       return false;
     }
-    if (j.at("fingerprint").get<std::string>() != hex(fingerprint_)) {
-      error = "the checkpoint in '" + dir_ +
-              "' belongs to another model, data or schedule options (its plan differs); resume with the command "
-              "that wrote it";
+    std::string otherRun = "the checkpoint in '" + dir_ +
+                           "' belongs to another model, data or schedule options (its plan differs); resume with the "
+                           "command that wrote it";
+    if (rank == 0 && j.at("fingerprint").get<std::string>() != hex(fingerprint_)) {
+      error = otherRun;
       return false;
     }
     int64_t iteration = j.at("iteration").get<int64_t>();
@@ -139,6 +144,17 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
       error = "the checkpoint in '" + dir_ + "' lacks '" + path + "'";
       return false;
     }
+    uint64_t written = 0;
+    if (state.size() < sizeof written) {
+      error = "'" + path + "' is truncated";
+      return false;
+    }
+    std::memcpy(&written, state.data(), sizeof written);
+    if (written != fingerprint_) {
+      error = otherRun;
+      return false;
+    }
+    state.erase(0, sizeof written);
     if (!inference.restoreState(state, error)) {
       error = "'" + path + "': " + error;
       return false;

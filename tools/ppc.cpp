@@ -88,7 +88,7 @@ void localError(const std::string &msg) {
 
 /// After a step that can fail on some processes only: true when all went
 /// on; the others return 1 quietly (the failing one said why).
-bool everyoneOk(bool ok) { return !gComm || gComm->allOk(ok); }
+bool everyoneOk(bool ok) { return gComm ? gComm->allOk(ok) : ok; }
 
 // Progress: one live line on a terminal, plain lines otherwise.
 class Progress {

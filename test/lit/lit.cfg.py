@@ -13,3 +13,12 @@ config.environment["PATH"] = os.pathsep.join(
     [config.ppc_bin_dir, config.llvm_tools_dir, "/usr/lib/llvm-19/bin", config.environment.get("PATH", "/usr/bin:/bin")])
 config.substitutions.append(("%examples", os.path.join(config.ppc_src_root, "examples")))
 config.substitutions.append(("%srcroot", config.ppc_src_root))
+
+# Data-parallel runs (test/lit/distributed): OpenMPI's launcher on localhost,
+# more processes than cores allowed; the test helpers run on lit's Python.
+import sys
+config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe --mca btl self,vader"))
+config.substitutions.append(("%python", sys.executable))
+for var in ["HOME", "TMPDIR", "USER"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
