@@ -318,3 +318,118 @@ TEST_F(Csv, BlankLineInTheMiddle) {
   EXPECT_EQ(error("a,b\n\n1,2\n", {"b"}),
             "data.csv:2: blank line before more data (line 3); only blank lines at the end of the file are ignored");
 }
+
+// ---- parts of a file (data-parallel runs) ----------------------------------
+
+namespace {
+
+struct Part {
+  std::vector<double> doc, word;
+  std::optional<double> keyBefore;
+  std::vector<size_t> lines;
+};
+
+// Reads every part of `path` into `parts` parts (keyed by `doc` unless `key` is empty).
+std::vector<Part> readParts(const std::string &path, int parts, const std::string &key = "doc") {
+  std::vector<Part> out;
+  for (int p = 0; p < parts; ++p) {
+    CsvSplit how;
+    how.part = p;
+    how.parts = parts;
+    how.key = key;
+    CsvError err;
+    std::optional<CsvTable> t = readCsv(path, {}, err, &how);
+    EXPECT_TRUE(t.has_value()) << err.message;
+    Part part;
+    if (t) {
+      part.doc = *t->column("doc");
+      part.word = *t->column("word");
+      for (size_t r = 0; r < t->rows(); ++r)
+        part.lines.push_back(t->line(r));
+    }
+    part.keyBefore = how.keyBefore;
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+} // namespace
+
+// Any number of parts: every row exactly once, in file order, each
+// document's rows in one part, keyBefore the document before the part, and
+// line numbers those of the whole file. Documents of very different sizes
+// (one holds half the rows), CRLF endings, no final newline.
+TEST_F(Csv, PartsCoverEveryRowOnceAndKeepDocumentsWhole) {
+  std::string text = "doc,word\r\n";
+  std::vector<std::pair<int, int>> rows;
+  for (int d = 0; d < 40; ++d) {
+    int n = d == 7 ? 400 : 1 + (d * 7) % 13;
+    for (int w = 0; w < n; ++w)
+      rows.push_back({d * 2, w}); // even ids: the odd ones have no rows
+  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    text += std::to_string(rows[i].first) + "," + std::to_string(rows[i].second) + (i + 1 < rows.size() ? "\r\n" : "");
+  std::string path = write("parts.csv", text);
+  for (int parts : {1, 2, 3, 4, 7, 16, 100}) {
+    std::vector<Part> got = readParts(path, parts);
+    size_t next = 0;
+    double lastDoc = -1;
+    for (int p = 0; p < parts; ++p) {
+      const Part &part = got[size_t(p)];
+      if (p == 0) {
+        EXPECT_FALSE(part.keyBefore.has_value());
+      }
+      if (!part.doc.empty() && p > 0) {
+        ASSERT_TRUE(part.keyBefore.has_value()) << parts << " parts, part " << p;
+        EXPECT_EQ(*part.keyBefore, lastDoc) << parts << " parts, part " << p;
+        EXPECT_GT(part.doc.front(), lastDoc) << "a document split between parts";
+      }
+      for (size_t r = 0; r < part.doc.size(); ++r, ++next) {
+        ASSERT_LT(next, rows.size());
+        EXPECT_EQ(part.doc[r], rows[next].first);
+        EXPECT_EQ(part.word[r], rows[next].second);
+        EXPECT_EQ(part.lines[r], next + 2) << "the line of row " << next;
+      }
+      if (!part.doc.empty())
+        lastDoc = part.doc.back();
+    }
+    EXPECT_EQ(next, rows.size()) << parts << " parts";
+  }
+}
+
+// Without a key, parts are cut at any row boundary: every row once.
+TEST_F(Csv, PartsWithoutKeyCutAtRows) {
+  std::string text = "doc,word\n";
+  for (int i = 0; i < 1000; ++i)
+    text += std::to_string(i) + "," + std::to_string(i % 17) + "\n";
+  std::string path = write("rows.csv", text);
+  for (int parts : {2, 3, 8}) {
+    std::vector<Part> got = readParts(path, parts, "");
+    double expected = 0;
+    for (const Part &part : got) {
+      EXPECT_GT(part.doc.size(), 1000u / parts / 2) << "parts of about equal size";
+      for (double d : part.doc)
+        EXPECT_EQ(d, expected++);
+    }
+    EXPECT_EQ(expected, 1000);
+  }
+}
+
+// An error in a part names the line in the whole file.
+TEST_F(Csv, PartErrorsNameTheLineOfTheWholeFile) {
+  std::string text = "doc,word\n";
+  for (int i = 0; i < 100; ++i)
+    text += std::to_string(i) + "," + (i == 90 ? std::string("x") : std::to_string(i)) + "\n";
+  std::string path = write("bad.csv", text);
+  CsvSplit how;
+  how.part = 1;
+  how.parts = 2;
+  how.key = "doc";
+  CsvError err;
+  EXPECT_FALSE(readCsv(path, {}, err, &how).has_value());
+  EXPECT_NE(err.message.find("bad.csv:92: column 'word' (2): expected a number, got 'x'"), std::string::npos)
+      << err.message;
+  how.key = "nodoc";
+  EXPECT_FALSE(readCsv(path, {}, err, &how).has_value());
+  EXPECT_NE(err.message.find("no column 'nodoc'"), std::string::npos) << err.message;
+}
