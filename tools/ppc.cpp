@@ -229,7 +229,8 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   if (!flags.vocab.empty()) {
     vocab = readVocabulary(flags.vocab, error);
     if (!error.empty()) {
-      llvm::errs() << "ppc: error: " << error << "\n";
+      if (isRoot())
+        llvm::errs() << "ppc: error: " << error << "\n";
       return 1;
     }
   }
@@ -303,7 +304,10 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
                           [&](const codegen::IterationReport &r) { progress.report(r); }, error);
   progress.done();
   if (!ok) {
-    localError(error);
+    // The processes agree on the ELBO and on whether a checkpoint was saved,
+    // so they stop together: process 0 says why.
+    if (isRoot())
+      llvm::errs() << "ppc: error: " << error << "\n";
     return 1;
   }
   std::vector<rt::PosteriorTable> tables = inference.posteriors();
