@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <thread>
 
 namespace ppc::codegen {
@@ -314,6 +315,8 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
       break;
     }
     previous = value;
+    if (opts.interrupt && opts.interrupt->load())
+      break;
     if (it > 1 && plan_.localRestart >= 0 && std::abs(r.change) < opts.restartUntil)
       doubles_[size_t(plan_.localRestart)][0] = 0.0; // from now on, strict coordinate ascent
     if (opts.afterIteration && !opts.afterIteration(summary, error))
@@ -378,6 +381,36 @@ bool Inference::restoreState(const std::string &bytes, std::string &error) {
   }
   elboInIteration_ = elbo;
   return true;
+}
+
+std::vector<std::string> Inference::adoptMatchingState(const Inference &old) {
+  auto isState = [](const Buffer &b) { return b.doubles.empty() && b.ints.empty(); };
+  std::map<std::string, size_t> byName;
+  for (size_t b = 0; b < old.plan_.buffers.size(); ++b)
+    if (isState(old.plan_.buffers[b]))
+      byName[old.plan_.buffers[b].name] = b;
+  std::vector<bool> copied(plan_.buffers.size(), false);
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const Buffer &buf = plan_.buffers[b];
+    auto it = byName.find(buf.name);
+    if (!isState(buf) || it == byName.end())
+      continue;
+    const Buffer &from = old.plan_.buffers[it->second];
+    if (from.isInt != buf.isInt || from.size != buf.size)
+      continue;
+    if (buf.isInt)
+      ints_[b] = old.ints_[it->second];
+    else
+      doubles_[b] = old.doubles_[it->second];
+    bases_[b] = buf.isInt ? static_cast<void *>(ints_[b].data()) : static_cast<void *>(doubles_[b].data());
+    copied[b] = true;
+  }
+  elboInIteration_ = 0;
+  std::vector<std::string> kept;
+  for (const Posterior &post : plan_.posteriors)
+    if (!post.scratch && copied[size_t(post.eta)] && copied[size_t(post.stats)])
+      kept.push_back(post.variable->name);
+  return kept;
 }
 
 std::vector<rt::PosteriorTable> Inference::posteriors() const {

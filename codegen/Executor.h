@@ -12,6 +12,7 @@
 #include "codegen/Plan.h"
 #include "runtime/Output.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -92,6 +93,9 @@ struct RunOptions {
   /// last values instead (restarts find better optima early, but only
   /// coordinate ascent never decreases the ELBO).
   double restartUntil = 1e-4;
+  /// Checked after each iteration: when set, the run stops there (Ctrl-C in
+  /// the REPL), keeping the state of the last finished iteration.
+  const std::atomic<bool> *interrupt = nullptr;
   /// Called after each iteration with the summary so far (checkpoints).
   std::function<bool(const rt::RunSummary &, std::string &error)> afterIteration;
 };
@@ -127,6 +131,13 @@ public:
   /// Inference of the same plan, initialized) continues a run exactly.
   std::string saveState() const;
   bool restoreState(const std::string &bytes, std::string &error);
+
+  /// After a recompile (the REPL): copies every state buffer of `old`
+  /// whose name and size match one of this plan's (the posteriors and
+  /// messages of variables a change left alone; any state is a valid start
+  /// for the next iteration, which recomputes the rest). Returns the
+  /// variables whose posteriors were kept.
+  std::vector<std::string> adoptMatchingState(const Inference &old);
 
   /// The posteriors in their families' standard parameters.
   std::vector<rt::PosteriorTable> posteriors() const;

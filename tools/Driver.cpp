@@ -7,6 +7,13 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "ir/Verifier.h"
+#include "passes/PassManager.h"
+#include "runtime/Output.h"
+
+#include <algorithm>
+#include <llvm/Support/Format.h>
+#include <llvm/Support/raw_ostream.h>
+#include <numeric>
 
 #include <cerrno>
 #include <cstring>
@@ -75,6 +82,131 @@ std::unique_ptr<ir::Module> compileModel(const std::string &source, DiagnosticEn
   if (astOut)
     *astOut = std::move(model);
   return module;
+}
+
+std::vector<std::string> readVocabulary(const std::string &path, std::string &error) {
+  std::ifstream in(path);
+  std::vector<std::string> words;
+  if (!in) {
+    error = "cannot read the vocabulary file '" + path + "'";
+    return words;
+  }
+  for (std::string w; std::getline(in, w);) {
+    if (!w.empty() && w.back() == '\r')
+      w.pop_back();
+    words.push_back(w);
+  }
+  return words;
+}
+
+void printPosterior(const rt::PosteriorTable &t, const std::vector<std::string> &vocab, size_t maxRows,
+                    llvm::raw_ostream &os) {
+  {
+    std::vector<std::string> cols = rt::posteriorColumns(t.family, t.dimension);
+    size_t rows = cols.empty() ? 0 : t.values.size() / cols.size();
+    os << t.variable << ": " << familySpec(t.family).spelling;
+    if (t.family == Family::Dirichlet || t.family == Family::Categorical)
+      os << "<" << t.dimension << ">";
+    os << " posterior, " << rows << (rows == 1 ? " element" : " elements") << "\n";
+    bool topWords = t.family == Family::Dirichlet && !vocab.empty() && int64_t(vocab.size()) == t.dimension;
+    size_t shown = std::min<size_t>(rows, maxRows);
+    for (size_t r = 0; r < shown; ++r) {
+      const double *v = t.values.data() + r * cols.size();
+      os << "  [" << r << "]";
+      if (topWords) {
+        std::vector<size_t> order(cols.size());
+        std::iota(order.begin(), order.end(), 0);
+        size_t top = std::min<size_t>(10, order.size());
+        std::partial_sort(order.begin(), order.begin() + long(top), order.end(),
+                          [&](size_t a, size_t b) { return v[a] > v[b]; });
+        for (size_t i = 0; i < top; ++i)
+          os << " " << vocab[order[i]];
+        os << "\n";
+        continue;
+      }
+      if (t.family == Family::Dirichlet || t.family == Family::Beta) {
+        // The posterior mean.
+        double sum = 0;
+        for (size_t c = 0; c < cols.size(); ++c)
+          sum += v[c];
+        os << " mean";
+        for (size_t c = 0; c < std::min<size_t>(cols.size(), 8); ++c)
+          os << " " << llvm::format("%.4g", v[c] / sum);
+        if (cols.size() > 8)
+          os << " ...";
+        os << "\n";
+        continue;
+      }
+      for (size_t c = 0; c < std::min<size_t>(cols.size(), 8); ++c)
+        os << " " << cols[c] << "=" << llvm::format("%.6g", v[c]);
+      if (cols.size() > 8)
+        os << " ...";
+      os << "\n";
+    }
+    if (shown < rows)
+      os << "  ... (" << rows - shown << " more)\n";
+  }
+}
+
+void printSummary(const std::vector<rt::PosteriorTable> &tables, const std::vector<std::string> &vocab,
+                  llvm::raw_ostream &os) {
+  for (const rt::PosteriorTable &t : tables) {
+    bool topWords = t.family == Family::Dirichlet && !vocab.empty() && int64_t(vocab.size()) == t.dimension;
+    printPosterior(t, vocab, topWords ? SIZE_MAX : 5, os);
+  }
+}
+
+void printTop(const rt::PosteriorTable &t, const std::vector<std::string> &vocab, size_t n, size_t maxRows,
+              llvm::raw_ostream &os) {
+  std::vector<std::string> cols = rt::posteriorColumns(t.family, t.dimension);
+  size_t width = cols.size(), rows = width ? t.values.size() / width : 0;
+  bool useVocab = !vocab.empty() && vocab.size() == width;
+  for (size_t r = 0; r < std::min(rows, maxRows); ++r) {
+    const double *v = t.values.data() + r * width;
+    // Dirichlet and Beta rows: the mean; other families: the parameters.
+    double sum = 0;
+    bool mean = t.family == Family::Dirichlet || t.family == Family::Beta;
+    for (size_t c = 0; c < width; ++c)
+      sum += v[c];
+    std::vector<size_t> order(width);
+    std::iota(order.begin(), order.end(), 0);
+    size_t top = std::min(n, width);
+    std::partial_sort(order.begin(), order.begin() + long(top), order.end(),
+                      [&](size_t a, size_t b) { return v[a] > v[b]; });
+    os << "  [" << r << "]";
+    for (size_t i = 0; i < top; ++i)
+      os << " " << (useVocab ? vocab[order[i]] : cols[order[i]]) << "="
+         << llvm::format("%.4g", mean ? v[order[i]] / sum : v[order[i]]);
+    os << "\n";
+  }
+  if (rows > maxRows)
+    os << "  ... (" << rows - maxRows << " more)\n";
+}
+
+void ScheduleOptions::apply(passes::PassContext &ctx) const {
+  ctx.randomInitConditions = true;
+  ctx.localSchedule = schedule == "auto"     ? passes::PassContext::LocalSchedule::Auto
+                      : schedule == "nested" ? passes::PassContext::LocalSchedule::Nested
+                                             : passes::PassContext::LocalSchedule::Plain;
+  ctx.localIterations = schedule == "plain" ? 1 : localIterations;
+  ctx.localTolerance = localTolerance;
+  ctx.localRestart = schedule != "plain" && localRestart;
+}
+
+std::string pipelineForEmit(const std::string &emit) {
+  if (emit == "gated")
+    return "gate,verify";
+  if (emit == "messages")
+    return "gate,match,messages,verify";
+  if (emit == "deps")
+    return "gate,match,messages,verify,print-deps";
+  if (emit == "deps-dot")
+    return "gate,match,messages,verify,print-deps-dot";
+  if (emit == "schedule")
+    return "gate,match,messages,schedule,dce,local-schedule,fuse,verify";
+  if (emit == "ir" || emit == "plates" || emit == "ast")
+    return "";
+  return std::string(passes::defaultPipeline());
 }
 
 int runTool(const std::function<int()> &body) {

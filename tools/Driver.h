@@ -1,6 +1,7 @@
 //===- tools/Driver.h - what ppc, ppc-opt and the REPL share ---------------===//
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -8,8 +9,12 @@
 #include <string>
 #include <vector>
 
+namespace llvm { class raw_ostream; }
+
 namespace ppc {
 class DiagnosticEngine;
+namespace rt { struct PosteriorTable; }
+namespace passes { struct PassContext; }
 namespace ast { struct Model; }
 namespace ir { class Module; }
 
@@ -28,6 +33,37 @@ bool parseParamFlags(const std::vector<std::string> &flags, std::map<std::string
 std::unique_ptr<ir::Module> compileModel(const std::string &source, DiagnosticEngine &diags,
                                          std::unique_ptr<ast::Model> *astOut = nullptr,
                                          bool stopAfterAST = false);
+
+/// ppc's schedule options (--schedule, --local-iters, --local-tol,
+/// --[no-]local-restart) and their defaults, shared with the REPL.
+struct ScheduleOptions {
+  std::string schedule = "auto"; ///< auto, nested or plain
+  int64_t localIterations = 10;
+  double localTolerance = 1e-3;
+  bool localRestart = true;
+  /// Sets the pass context's schedule (and random initial gate conditions).
+  void apply(passes::PassContext &ctx) const;
+};
+
+/// The passes that `--emit=LEVEL` runs (the default pipeline for the
+/// levels after scheduling, and for a run).
+std::string pipelineForEmit(const std::string &emit);
+
+/// A vocabulary file: one word per line. Sets `error` if unreadable.
+std::vector<std::string> readVocabulary(const std::string &path, std::string &error);
+
+/// A short human summary of one posterior: at most `maxRows` rows, each
+/// its mean (Dirichlet, Beta), top words (a Dirichlet over the vocabulary)
+/// or parameters.
+void printPosterior(const rt::PosteriorTable &t, const std::vector<std::string> &vocab, size_t maxRows,
+                    llvm::raw_ostream &os);
+/// printPosterior for each (5 rows; every topic when words are shown).
+void printSummary(const std::vector<rt::PosteriorTable> &tables, const std::vector<std::string> &vocab,
+                  llvm::raw_ostream &os);
+/// The `n` largest entries of each row (means of Dirichlet rows), named by
+/// the vocabulary when it has one word per entry.
+void printTop(const rt::PosteriorTable &t, const std::vector<std::string> &vocab, size_t n, size_t maxRows,
+              llvm::raw_ostream &os);
 
 /// Stack size for the tools: nesting, not model size, is what uses it.
 constexpr size_t kToolStackBytes = size_t(1) << 30;

@@ -2,6 +2,8 @@
 //
 //   ppc MODEL.ppl [-p NAME=VALUE]... --infer DATA.csv [run options] [--out DIR]
 //   ppc MODEL.ppl --emit=ast|ir|plates|gated|messages|deps|schedule|data|plan|llvm
+//   ppc repl [MODEL.ppl]                     (tools/Repl.cpp)
+//   mpirun -np N ppc MODEL.ppl --infer ...   (docs/distributed.md)
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Checkpoint.h"
@@ -17,6 +19,7 @@
 #include "passes/PassManager.h"
 #include "runtime/Binding.h"
 #include "tools/Driver.h"
+#include "tools/Repl.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -116,71 +119,6 @@ public:
 private:
   bool quiet_, tty_, live_ = false;
 };
-
-std::vector<std::string> readVocabulary(const std::string &path, std::string &error) {
-  std::ifstream in(path);
-  std::vector<std::string> words;
-  if (!in) {
-    error = "cannot read the vocabulary file '" + path + "'";
-    return words;
-  }
-  for (std::string w; std::getline(in, w);) {
-    if (!w.empty() && w.back() == '\r')
-      w.pop_back();
-    words.push_back(w);
-  }
-  return words;
-}
-
-// A short human summary of each posterior on stdout.
-void printSummary(const std::vector<rt::PosteriorTable> &tables, const std::vector<std::string> &vocab,
-                  llvm::raw_ostream &os) {
-  for (const rt::PosteriorTable &t : tables) {
-    std::vector<std::string> cols = rt::posteriorColumns(t.family, t.dimension);
-    size_t rows = cols.empty() ? 0 : t.values.size() / cols.size();
-    os << t.variable << ": " << familySpec(t.family).spelling;
-    if (t.family == Family::Dirichlet || t.family == Family::Categorical)
-      os << "<" << t.dimension << ">";
-    os << " posterior, " << rows << (rows == 1 ? " element" : " elements") << "\n";
-    bool topWords = t.family == Family::Dirichlet && !vocab.empty() && int64_t(vocab.size()) == t.dimension;
-    size_t shown = std::min<size_t>(rows, topWords ? rows : 5);
-    for (size_t r = 0; r < shown; ++r) {
-      const double *v = t.values.data() + r * cols.size();
-      os << "  [" << r << "]";
-      if (topWords) {
-        std::vector<size_t> order(cols.size());
-        std::iota(order.begin(), order.end(), 0);
-        size_t top = std::min<size_t>(10, order.size());
-        std::partial_sort(order.begin(), order.begin() + long(top), order.end(),
-                          [&](size_t a, size_t b) { return v[a] > v[b]; });
-        for (size_t i = 0; i < top; ++i)
-          os << " " << vocab[order[i]];
-        os << "\n";
-        continue;
-      }
-      if (t.family == Family::Dirichlet || t.family == Family::Beta) {
-        // The posterior mean.
-        double sum = 0;
-        for (size_t c = 0; c < cols.size(); ++c)
-          sum += v[c];
-        os << " mean";
-        for (size_t c = 0; c < std::min<size_t>(cols.size(), 8); ++c)
-          os << " " << llvm::format("%.4g", v[c] / sum);
-        if (cols.size() > 8)
-          os << " ...";
-        os << "\n";
-        continue;
-      }
-      for (size_t c = 0; c < std::min<size_t>(cols.size(), 8); ++c)
-        os << " " << cols[c] << "=" << llvm::format("%.6g", v[c]);
-      if (cols.size() > 8)
-        os << " ...";
-      os << "\n";
-    }
-    if (shown < rows)
-      os << "  ... (" << rows - shown << " more)\n";
-  }
-}
 
 int usageError(const std::string &msg) {
   if (isRoot())
@@ -329,6 +267,8 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
 }
 
 int main(int argc, char **argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "repl")
+    return replMain(argc - 1, argv + 1);
   // Under mpirun: one process per part of the data (docs/distributed.md).
   // Only process 0 prints results; the others' stdout goes nowhere.
   std::string mpiError;
@@ -369,23 +309,20 @@ int main(int argc, char **argv) {
       ->allow_extra_args(false);
   app.add_option("--weight", weightColumn, "a column of nonnegative weights (repeated observations)");
   std::vector<std::string> initFlags;
-  std::string schedule = "auto";
-  int64_t localIters = 10;
-  double localTol = 1e-3;
-  bool localRestart = true;
-  app.add_option("--schedule", schedule,
+  ScheduleOptions schedule;
+  app.add_option("--schedule", schedule.schedule,
                  "auto (default): nested when the local variables form a cycle (LDA), plain otherwise; "
                  "nested; plain (one update of every variable per iteration)")
       ->check(CLI::IsMember({"auto", "nested", "plain"}));
-  app.add_option("--local-iters", localIters,
+  app.add_option("--local-iters", schedule.localIterations,
                  "nested schedule: at most this many sweeps of an element's local variables before the globals "
                  "update (default 10)")
       ->check(CLI::Range(int64_t(1), int64_t(1000000)));
-  app.add_option("--local-tol", localTol,
+  app.add_option("--local-tol", schedule.localTolerance,
                  "nested schedule: end an element's sweeps when its local posteriors change less than this on "
                  "average (default 1e-3; 0: always --local-iters sweeps)")
       ->check(CLI::NonNegativeNumber);
-  app.add_flag("--local-restart,!--no-local-restart", localRestart,
+  app.add_flag("--local-restart,!--no-local-restart", schedule.localRestart,
                "nested schedule: restart each element's local variables from their priors every iteration "
                "(default; measured on AP: a far better optimum than continuing from the last iteration)");
   app.add_option("--init", initFlags, "initialize a latent variable's posterior: --init VAR=FILE (repeatable)")
@@ -463,22 +400,8 @@ int main(int argc, char **argv) {
   double dataSeconds = 0;
   // The default pipeline runs as far as the level asked for, then verifies;
   // an explicit --passes pipeline runs whole and --emit prints its result.
-  if (!pipelineGiven) {
-    if (emit == "gated")
-      pipeline = "gate,verify";
-    else if (emit == "messages")
-      pipeline = "gate,match,messages,verify";
-    else if (emit == "deps")
-      pipeline = "gate,match,messages,verify,print-deps";
-    else if (emit == "deps-dot")
-      pipeline = "gate,match,messages,verify,print-deps-dot";
-    else if (emit == "schedule")
-      pipeline = "gate,match,messages,schedule,dce,local-schedule,fuse,verify";
-    else if (emit == "ir" || emit == "plates" || emit == "ast")
-      pipeline = "";
-    else
-      pipeline = std::string(passes::defaultPipeline());
-  }
+  if (!pipelineGiven)
+    pipeline = pipelineForEmit(emit);
   passes::PassManager pm(pmOptions);
   if (!pm.addPipeline(pipeline, error))
     return usageError(error);
@@ -535,13 +458,7 @@ int main(int argc, char **argv) {
       }
     }
     passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
-    ctx.randomInitConditions = true;
-    ctx.localSchedule = schedule == "auto"     ? passes::PassContext::LocalSchedule::Auto
-                        : schedule == "nested" ? passes::PassContext::LocalSchedule::Nested
-                                               : passes::PassContext::LocalSchedule::Plain;
-    ctx.localIterations = schedule == "plain" ? 1 : localIters;
-    ctx.localTolerance = localTol;
-    ctx.localRestart = schedule != "plain" && localRestart;
+    schedule.apply(ctx);
     for (const std::string &f : initFlags) {
       size_t eq = f.find('=');
       std::string var = f.substr(0, eq);

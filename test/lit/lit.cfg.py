@@ -22,3 +22,4 @@ config.substitutions.append(("%python", sys.executable))
 for var in ["HOME", "TMPDIR", "USER"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
+config.substitutions.append(("%ppc", os.path.join(config.ppc_bin_dir, "ppc")))
