@@ -63,7 +63,11 @@ def main():
     tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
          "new-session", "-d", "-s", "repl", "-x", "200", "-y", "60", "sh", "-c", script)
     step("the prompt", wait_for("ppc> "))
-    type_line(f":load {EXAMPLES}/lda.ppl")
+    # A file name completed with Tab.
+    tmux("send-keys", "-t", "repl", "-l", f":load {EXAMPLES}/lda.p")
+    tmux("send-keys", "-t", "repl", "Tab")
+    step("tab completion of a file name", wait_for(f":load {EXAMPLES}/lda.ppl"))
+    tmux("send-keys", "-t", "repl", "Enter")
     step("load", wait_for("loaded "))
     type_line(":param V=500 K=5")
     step("param", wait_for("parameters set"))
