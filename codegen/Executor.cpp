@@ -159,43 +159,61 @@ double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, co
   if (chunks <= 1 && !distributed)
     return body(buffers, 0, n);
   chunks = std::max<int64_t>(chunks, 0); // a process without elements still joins the sum
+  // Without processes to sum over, chunk 0 works on the shared buffers, as
+  // one thread does; every other chunk on its own copies of the rows and on
+  // zeroed copies of the sums (zeroed by its thread), added afterwards.
+  bool direct = !distributed;
   std::vector<std::vector<void *>> tables(size_t(chunks),
                                           std::vector<void *>(buffers, buffers + plan_.buffers.size()));
-  for (int64_t t = 0; t < chunks; ++t) {
+  for (int64_t t = direct ? 1 : 0; t < chunks; ++t) {
     for (int32_t b : loop.privates)
       tables[size_t(t)][size_t(b)] = storage(size_t(t), b).data();
-    for (int32_t b : loop.reductions) {
-      std::vector<double> &s = storage(size_t(t), b);
-      std::fill(s.begin(), s.end(), 0.0);
-      tables[size_t(t)][size_t(b)] = s.data();
-    }
+    for (int32_t b : loop.reductions)
+      tables[size_t(t)][size_t(b)] = storage(size_t(t), b).data();
   }
   std::vector<double> elbo(size_t(chunks), 0.0);
   auto chunk = [&](int64_t t) {
+    if (!(direct && t == 0))
+      for (int32_t b : loop.reductions) {
+        std::vector<double> &s = storage_[size_t(t)][size_t(b)];
+        std::fill(s.begin(), s.end(), 0.0);
+      }
     elbo[size_t(t)] = body(tables[size_t(t)].data(), n * t / chunks, n * (t + 1) / chunks);
   };
-  if (concurrent) {
+  auto onThreads = [&](const std::function<void(int64_t)> &work) {
+    if (chunks == 0)
+      return;
+    if (!concurrent) {
+      for (int64_t t = 0; t < chunks; ++t)
+        work(t);
+      return;
+    }
     std::vector<std::thread> workers;
     for (int64_t t = 1; t < chunks; ++t)
-      workers.emplace_back(chunk, t);
-    chunk(0);
+      workers.emplace_back(work, t);
+    work(0);
     for (std::thread &w : workers)
       w.join();
-  } else {
-    for (int64_t t = 0; t < chunks; ++t)
-      chunk(t);
-  }
-  if (!distributed) {
-    double total = 0;
-    for (int64_t t = 0; t < chunks; ++t) {
+  };
+  onThreads(chunk);
+  if (direct) {
+    // The copies' sums into the shared buffers, in chunk order for every
+    // entry; each thread adds one slice of the entries.
+    onThreads([&](int64_t slice) {
       for (int32_t b : loop.reductions) {
         double *shared = static_cast<double *>(buffers[b]);
-        const std::vector<double> &s = storage_[size_t(t)][size_t(b)];
-        for (size_t i = 0; i < s.size(); ++i)
-          shared[i] += s[i];
+        size_t size = size_t(plan_.buffers[size_t(b)].size);
+        size_t lo = size * size_t(slice) / size_t(chunks), hi = size * size_t(slice + 1) / size_t(chunks);
+        for (int64_t t = 1; t < chunks; ++t) {
+          const double *c = storage_[size_t(t)][size_t(b)].data();
+          for (size_t i = lo; i < hi; ++i)
+            shared[i] += c[i];
+        }
       }
+    });
+    double total = 0;
+    for (int64_t t = 0; t < chunks; ++t)
       total += elbo[size_t(t)];
-    }
     return total;
   }
   // This process's sums (chunks in order), then the sum over the processes.
