@@ -6,7 +6,13 @@
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <unistd.h>
+#include <llvm/ExecutionEngine/JITLink/JITLink.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -53,6 +59,39 @@ void *CompiledModule::lookup(const std::string &name) const {
   return sym->toPtr<void *>();
 }
 
+namespace {
+/// Appends the link graph's functions to /tmp/perf-PID.map.
+llvm::Error writePerfMap(llvm::jitlink::LinkGraph &g) {
+  static std::mutex lock;
+  std::lock_guard<std::mutex> guard(lock);
+  std::string path = "/tmp/perf-" + std::to_string(::getpid()) + ".map";
+  if (FILE *f = std::fopen(path.c_str(), "a")) {
+    for (llvm::jitlink::Symbol *sym : g.defined_symbols())
+      if (sym->hasName() && sym->getSize() > 0) // functions, and a few constants (harmless in the map)
+        std::fprintf(f, "%llx %llx %s\n", static_cast<unsigned long long>(sym->getAddress().getValue()),
+                     static_cast<unsigned long long>(sym->getSize()), sym->getName().str().c_str());
+    std::fclose(f);
+  }
+  return llvm::Error::success();
+}
+
+/// PPC_PERF_MAP=1: every JIT-compiled function goes into /tmp/perf-PID.map,
+/// the file `perf report` reads to name code it found no symbols for, so
+/// that generated loops show up by name in profiles.
+class PerfMapPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
+public:
+  void modifyPassConfig(llvm::orc::MaterializationResponsibility &, llvm::jitlink::LinkGraph &,
+                        llvm::jitlink::PassConfiguration &config) override {
+    config.PostFixupPasses.emplace_back(&writePerfMap);
+  }
+  llvm::Error notifyFailed(llvm::orc::MaterializationResponsibility &) override { return llvm::Error::success(); }
+  llvm::Error notifyRemovingResources(llvm::orc::JITDylib &, llvm::orc::ResourceKey) override {
+    return llvm::Error::success();
+  }
+  void notifyTransferringResources(llvm::orc::JITDylib &, llvm::orc::ResourceKey, llvm::orc::ResourceKey) override {}
+};
+} // namespace
+
 std::unique_ptr<JitSession> JitSession::create(std::string &error) {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
@@ -66,7 +105,17 @@ std::unique_ptr<JitSession> JitSession::create(std::string &error) {
     return nullptr;
   }
   jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+  llvm::orc::LLJITBuilder builder;
+  builder.setJITTargetMachineBuilder(std::move(*jtmb));
+  const char *perf = std::getenv("PPC_PERF_MAP");
+  bool perfMap = perf && *perf && std::string_view(perf) != "0";
+  if (perfMap)
+    builder.setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession &es, const llvm::Triple &) {
+      auto layer = std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
+      layer->addPlugin(std::make_unique<PerfMapPlugin>());
+      return layer;
+    });
+  auto jit = builder.create();
   if (!jit) {
     error = llvm::toString(jit.takeError());
     return nullptr;
@@ -93,6 +142,7 @@ std::unique_ptr<JitSession> JitSession::create(std::string &error) {
   (*jit)->getMainJITDylib().addGenerator(std::move(*process));
   std::unique_ptr<JitSession> session(new JitSession());
   session->jit_ = std::move(*jit);
+  session->perfMap_ = perfMap;
   return session;
 }
 
@@ -150,6 +200,12 @@ CompiledModule JitSession::add(std::unique_ptr<llvm::Module> m, std::unique_ptr<
     if (!f.isDeclaration())
       f.setName(f.getName() + prefix);
   optimize(*m, printed);
+  if (perfMap_) // JITLink names only global symbols: make the optimized code's functions global
+    for (llvm::Function &f : *m)
+      if (!f.isDeclaration() && f.hasLocalLinkage()) {
+        f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+        f.setVisibility(llvm::GlobalValue::HiddenVisibility);
+      }
   auto tracker = jit_->getMainJITDylib().createResourceTracker();
   if (auto err = jit_->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)))) {
     error = llvm::toString(std::move(err));

@@ -74,6 +74,8 @@ private:
   JitSession() = default;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   unsigned counter_ = 0;
+  bool perfMap_ = false; ///< PPC_PERF_MAP: functions named in /tmp/perf-PID.map for perf
+
 };
 
 } // namespace ppc::codegen
