@@ -198,7 +198,7 @@ constexpr Pattern kPatterns[] = {
     {"ppc_gaussian_avglogfactor", "S0 S1 S2"},
     {"ppc_gaussian_avglogfactor_obs_n", "1 X0 0 W S1 S2"},
     // entropies
-    {"ppc_dirichlet_entropy_n", "1 D0 N0"},
+    {"ppc_dirichlet_entropy_n", "1 D0 N0 S0"},
     {"ppc_categorical_entropy_n", "1 D0 S0"},
     {"ppc_bernoulli_entropy_n", "1 S0"},
     {"ppc_gamma_entropy_n", "1 N0"},

@@ -319,15 +319,16 @@ double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta) {
   return total;
 }
 
-double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta) {
-  // H = log B(alpha) + (alpha0 - K) psi(alpha0) - sum_k (alpha_k - 1) psi(alpha_k)
+double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta, const double* elog) {
+  // H = log B(alpha) + (alpha0 - K) psi(alpha0) - sum_k (alpha_k - 1) psi(alpha_k), and
+  // psi(alpha_k) = E log p_k + psi(alpha0): the psi(alpha0) terms cancel.
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     const double* e = eta + i * K;
+    const double* l = elog + i * K;
     const double s = reduce8(K, [&](int64_t k) { return e[k] + 1.0; });
-    const double lg = reduce8(K, [&](int64_t k) { return vm::lgamma_pos(e[k] + 1.0); });
-    const double dg = reduce8(K, [&](int64_t k) { return e[k] * vm::digamma_pos(e[k] + 1.0); });
-    total += (lg - vm::lgamma_pos(s)) + (s - static_cast<double>(K)) * vm::digamma_pos(s) - dg;
+    const double lg = reduce8(K, [&](int64_t k) { return vm::lgamma_pos(e[k] + 1.0) - e[k] * l[k]; });
+    total += lg - vm::lgamma_pos(s);
   }
   return total;
 }

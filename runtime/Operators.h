@@ -155,7 +155,10 @@ void ppc_dirichlet_elog_n(int64_t n, int64_t K, const double* alpha, double* elo
 void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* eta, double* elog);
 /// sum_i A(eta_i) = sum_i [sum_k lgamma(alpha_ik) - lgamma(sum_k alpha_ik)]
 double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta);
-double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta);
+/// `elog`: the rows' statistics (ppc_dirichlet_stats_n of eta). The entropy
+/// is then log B(alpha) - sum_k (alpha_k - 1) E log p_k: one lgamma per entry
+/// and no digamma (the statistics already hold them).
+double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta, const double* elog);
 double ppc_dirichlet_kl_n(int64_t n, int64_t K, const double* eta_q, const double* eta_p);
 /// Dirichlet(alpha) factor -> p: dst += w * (alpha - 1)
 void ppc_dirichlet_probs_avglog(int64_t K, const double* alpha, double w, double* dst);

@@ -52,7 +52,9 @@ TEST(FamilyKernels, DirichletMatchesClass) {
   std::vector<VectorXd> shifted = {etas[1], etas[2], etas[0]};
   const auto etaP = concat(shifted);
   EXPECT_LE(rel(ppc_dirichlet_lognorm_n(3, 4, eta.data()), lognorm), 1e-13);
-  EXPECT_LE(rel(ppc_dirichlet_entropy_n(3, 4, eta.data()), entropy), 1e-12);
+  std::vector<double> stats(12);
+  ppc_dirichlet_stats_n(3, 4, eta.data(), stats.data());
+  EXPECT_LE(rel(ppc_dirichlet_entropy_n(3, 4, eta.data(), stats.data()), entropy), 1e-12);
   EXPECT_LE(rel(ppc_dirichlet_kl_n(3, 4, eta.data(), etaP.data()), klSum), 1e-12);
   // batch prior message and ELBO with shared alpha
   const double prior[4] = {0.5, 0.5, 2.0, 1.0};
