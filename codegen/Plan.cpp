@@ -186,7 +186,7 @@ constexpr Pattern kPatterns[] = {
     {"ppc_gaussian_precision_avglog", "S0 S1 w d"},
     {"ppc_gaussian_precision_avglog_obs_n", "1 X0 0 W S1 d"},
     // expected log densities (ELBO terms)
-    {"ppc_dirichlet_avglogfactor", "D0 A1 S0"},
+    {"ppc_dirichlet_sym_avglogfactor", "D0 C1 S0"},
     {"ppc_beta_avglogfactor", "V1 V2 S0"},
     {"ppc_categorical_avglogfactor", "D0 S0 S1"},
     {"ppc_categorical_avglogfactor_obs_n", "1 D1 I0 0 W S1"},
@@ -900,6 +900,14 @@ private:
           a.kind = Arg::Kind::Pointer;
           a.buffer = dataBuffer(s->data, c == 'X' ? Data::Double : Data::Int);
           a.expr = s->element;
+        } else if (c == 'C') { // a constant's value
+          if (s->kind != Source::Constant) {
+            fail(where, "internal: kernel " + std::string(kernel) + " expects a constant for argument " +
+                            std::to_string(argIndex));
+            return std::nullopt;
+          }
+          a.kind = Arg::Kind::Double;
+          a.expr = p_.doubleConst(s->value);
         } else if (c == 'A') {
           if (s->kind != Source::Constant) {
             fail(where, "internal: kernel " + std::string(kernel) + " expects a constant for argument " +

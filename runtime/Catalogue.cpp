@@ -107,7 +107,7 @@ constexpr MessageOperator kMvGaussianMsgs[] = {
 constexpr MessageOperator kWishartMsgs[] = {{"ppc_wishart_sample_avglog", "", kNone}, kNoMessage, kNoMessage};
 
 constexpr FactorOperators kOperators[kNumFamilies] = {
-    {Family::Dirichlet, kDirichletMsgs, "ppc_dirichlet_avglogfactor", "", kReadSampleOnly},
+    {Family::Dirichlet, kDirichletMsgs, "ppc_dirichlet_sym_avglogfactor", "", kReadSampleOnly},
     {Family::Beta, kBetaMsgs, "ppc_beta_avglogfactor", "", kReadSampleOnly},
     {Family::Categorical, kCategoricalMsgs, "ppc_categorical_avglogfactor", "ppc_categorical_avglogfactor_obs_n",
      kReadSampleAnd1},

@@ -364,6 +364,11 @@ double ppc_dirichlet_avglogfactor(int64_t K, const double* alpha, const double* 
   return -dirichletLogB(K, alpha) + reduce8(K, [&](int64_t k) { return (alpha[k] - 1.0) * elog_p[k]; });
 }
 
+double ppc_dirichlet_sym_avglogfactor(int64_t K, double alpha, const double* elog_p) {
+  const double logB = static_cast<double>(K) * vm::lgamma_pos(alpha) - vm::lgamma_pos(static_cast<double>(K) * alpha);
+  return -logB + (alpha - 1.0) * reduce8(K, [&](int64_t k) { return elog_p[k]; });
+}
+
 double ppc_dirichlet_avglogfactor_n(int64_t n, int64_t K, const double* alpha, const double* elog_p) {
   const double logB = dirichletLogB(K, alpha);
   double total = 0.0;

@@ -42,7 +42,8 @@
 //  factor                 | target | message kernel                    | reads
 //  -----------------------+--------+-----------------------------------+------------------------------
 //  p ~ Dirichlet(alpha)   | p      | ppc_dirichlet_probs_avglog[_n]    | const alpha
-//                         | ELBO   | ppc_dirichlet_avglogfactor[_n]    | const alpha, stats(p)
+//                         | ELBO   | ppc_dirichlet_sym_avglogfactor    | const alpha (symmetric), stats(p)
+//                         |        | ppc_dirichlet_avglogfactor[_n]    | const alpha, stats(p)
 //  p ~ Beta(a, b)         | p      | ppc_beta_p_avglog                 | const a, b
 //                         | ELBO   | ppc_beta_avglogfactor             | const a, b, stats(p)
 //  x ~ Categorical(p)     | p      | ppc_categorical_probs_avglog      | stats(x)   (obs: _obs[_n] reads x)
@@ -166,6 +167,9 @@ void ppc_dirichlet_probs_avglog(int64_t K, const double* alpha, double w, double
 void ppc_dirichlet_probs_avglog_n(int64_t n, int64_t K, const double* alpha, double w, double* dst);
 /// E[log Dir(p; alpha)] = -log B(alpha) + sum_k (alpha_k - 1) E log p_k
 double ppc_dirichlet_avglogfactor(int64_t K, const double* alpha, const double* elog_p);
+/// The same for the symmetric prior Dirichlet(alpha, K) the language writes:
+/// log B is K lgamma(alpha) - lgamma(K alpha), two lgammas instead of K + 1.
+double ppc_dirichlet_sym_avglogfactor(int64_t K, double alpha, const double* elog_p);
 /// sum over n variables p_i ~ Dirichlet(alpha) with shared alpha, elog_p n x K
 double ppc_dirichlet_avglogfactor_n(int64_t n, int64_t K, const double* alpha, const double* elog_p);
 

@@ -94,6 +94,7 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_dirichlet_probs_avglog),
     PPC_SYMBOL(ppc_dirichlet_probs_avglog_n),
     PPC_SYMBOL(ppc_dirichlet_avglogfactor),
+    PPC_SYMBOL(ppc_dirichlet_sym_avglogfactor),
     PPC_SYMBOL(ppc_dirichlet_avglogfactor_n),
     PPC_SYMBOL(ppc_beta_p_avglog),
     PPC_SYMBOL(ppc_beta_avglogfactor),

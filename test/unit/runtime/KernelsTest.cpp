@@ -387,3 +387,18 @@ TEST(PointMass, StatsOfConstants) {
 
 }  // namespace
 }  // namespace ppc::rt
+
+// The symmetric prior's ELBO term (two lgammas for log B) equals the general
+// one with alpha repeated K times.
+TEST(FamilyKernels, SymmetricDirichletAvgLogFactorMatchesGeneral) {
+  for (int64_t K : {2, 5, 100, 1000})
+    for (double alpha : {0.01, 0.1, 1.0, 3.5}) {
+      std::vector<double> a(static_cast<size_t>(K), alpha), eta(static_cast<size_t>(K)), elog(static_cast<size_t>(K));
+      for (int64_t k = 0; k < K; ++k)
+        eta[size_t(k)] = 0.3 * double(k % 7) + 0.05;
+      ppc_dirichlet_stats_n(1, K, eta.data(), elog.data());
+      double general = ppc_dirichlet_avglogfactor(K, a.data(), elog.data());
+      double symmetric = ppc_dirichlet_sym_avglogfactor(K, alpha, elog.data());
+      EXPECT_NEAR(symmetric, general, 1e-12 * std::abs(general)) << "K " << K << " alpha " << alpha;
+    }
+}
