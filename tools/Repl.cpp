@@ -46,8 +46,8 @@ namespace {
 std::atomic<bool> gInterrupted{false};
 extern "C" void onInterrupt(int) { gInterrupted = true; }
 
-constexpr const char *kCommands[] = {":load", ":param", ":data", ":vocab", ":infer", ":reset", ":show", ":top",
-                                     ":elbo", ":emit", ":save", ":time", ":help", ":quit"};
+constexpr const char *kCommands[] = {":load", ":param", ":data", ":vocab", ":infer", ":reset",   ":show", ":top",
+                                     ":elbo", ":emit", ":save", ":time",  ":threads", ":help", ":quit"};
 
 const char *kHelp = R"(Commands:
   :load FILE            load a model (.ppl); starts a new session
@@ -64,6 +64,8 @@ const char *kHelp = R"(Commands:
   :emit STAGE           ast, ir, plates, gated, messages, deps, schedule, plan or llvm
   :save DIR             write the posteriors and summary.json (as ppc --out)
   :time                 compile and inference times
+  :threads N            run the data plate's elements on N threads (default: as given
+                        by ppc repl --threads, else 1)
   :help                 this text
   :quit                 end the session (or Ctrl-D)
 Any other line extends the model, e.g. `val y = ...`: it is added before the
@@ -120,7 +122,7 @@ int openBrackets(const std::string &text) {
 
 class Session {
 public:
-  explicit Session(llvm::raw_ostream &out) : out_(out) {}
+  Session(llvm::raw_ostream &out, int threads) : out_(out), threads_(threads) {}
 
   /// Runs one input line; false to end the session.
   bool execute(const std::string &line) {
@@ -164,6 +166,8 @@ public:
       save(args);
     else if (cmd == ":time")
       time();
+    else if (cmd == ":threads")
+      setThreads(args);
     else
       error("unknown command '" + cmd + "'; :help lists the commands");
     out_.flush();
@@ -373,6 +377,7 @@ private:
   /// posteriors and messages of variables the change left alone) carry over.
   void install(Compiled next, bool keepState) {
     if (next.inference) {
+      next.engine->setThreads(threads_);
       next.inference->initialize(*next.engine, seed_);
       if (keepState && inference_) {
         std::vector<std::string> kept = next.inference->adoptMatchingState(*inference_);
@@ -600,6 +605,16 @@ private:
     out_ << "wrote " << args[0] << "\n";
   }
 
+  void setThreads(const std::vector<std::string> &args) {
+    int64_t n = 0;
+    if (args.size() != 1 || !parseCount(args[0], n) || n > 1024)
+      return error(":threads takes a number from 1 to 1024");
+    threads_ = int(n);
+    if (engine_)
+      engine_->setThreads(threads_);
+    out_ << "threads: " << threads_ << "\n";
+  }
+
   void time() {
     out_ << "last compile: " << llvm::format("%.3f", compileSeconds_) << " s; inference: "
          << llvm::format("%.3f", inferenceSeconds_) << " s for " << summary_.iterations
@@ -620,6 +635,7 @@ private:
   rt::RunSummary summary_;
   double compileSeconds_ = 0, inferenceSeconds_ = 0;
   uint64_t seed_ = 0;
+  int threads_ = 1;
 };
 
 // ---- line editing -------------------------------------------------------------
@@ -668,11 +684,26 @@ std::string historyPath() {
 } // namespace
 
 int replMain(int argc, char **argv) {
-  if (argc > 2 || (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0))) {
-    llvm::outs() << "usage: ppc repl [MODEL.ppl]\n" << kHelp;
-    return argc > 2 ? 2 : 0;
+  std::string model;
+  int threads = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    int64_t n = 0;
+    if (a == "--help" || a == "-h") {
+      llvm::outs() << "usage: ppc repl [MODEL.ppl] [--threads N]\n" << kHelp;
+      return 0;
+    }
+    if (a == "--threads" && i + 1 < argc && parseCount(argv[i + 1], n) && n <= 1024) {
+      threads = int(n);
+      ++i;
+    } else if (a.rfind("-", 0) != 0 && model.empty()) {
+      model = a;
+    } else {
+      llvm::errs() << "ppc repl: error: unexpected argument '" << a << "'\nusage: ppc repl [MODEL.ppl] [--threads N]\n";
+      return 2;
+    }
   }
-  Session session(llvm::outs());
+  Session session(llvm::outs(), threads);
   gSession = &session;
   bool interactive = ::isatty(0) != 0;
   std::string history = historyPath();
@@ -688,8 +719,8 @@ int replMain(int argc, char **argv) {
     sigaction(SIGINT, &sa, nullptr);
     llvm::outs() << "ppc repl: :help for the commands, :quit or Ctrl-D to leave\n";
   }
-  if (argc == 2)
-    session.execute(std::string(":load ") + argv[1]);
+  if (!model.empty())
+    session.execute(":load " + model);
   std::string pending; // a model line whose brackets are still open
   for (;;) {
     std::string line;

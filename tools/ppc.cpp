@@ -286,6 +286,8 @@ int main(int argc, char **argv) {
     }
   }
   CLI::App app{"ppc: a compiler for probabilistic models (variational message passing)", "ppc"};
+  app.footer("Also: ppc repl [MODEL.ppl] [--threads N] (an interactive session, docs/repl.md); "
+             "mpirun -np N ppc ... (a data-parallel run, docs/distributed.md).");
   std::string modelPath, emit, pipeline;
   bool pipelineGiven = false;
   std::vector<std::string> paramFlags, printAfter;
