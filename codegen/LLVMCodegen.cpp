@@ -39,6 +39,8 @@ namespace {
 /// vectorizes them for the host. Kernels without bitcode (those built on
 /// Eigen) stay calls to the precompiled runtime.
 constexpr unsigned kInlineLimit = 200;
+/// The section runtime/VecMath.h's PPC_ROW_KERNEL puts kernels in, in the bitcode.
+constexpr llvm::StringLiteral kPrecompiledSection = ".text.ppc.precompiled";
 
 bool linkRuntimeKernels(llvm::Module &m, std::string &error) {
   llvm::MemoryBufferRef buffer(
@@ -56,6 +58,13 @@ bool linkRuntimeKernels(llvm::Module &m, std::string &error) {
     f.removeFnAttr("target-cpu");
     f.removeFnAttr("target-features");
     f.removeFnAttr("tune-cpu");
+    // PPC_ROW_KERNEL (runtime/VecMath.h): call the precompiled kernel, built
+    // for the CPU's vector width, rather than compile the body here.
+    if (!f.isDeclaration() && f.getSection() == kPrecompiledSection) {
+      f.deleteBody();
+      f.setSection("");
+      f.setComdat(nullptr);
+    }
   }
   if (llvm::Linker::linkModules(m, std::move(*runtime), llvm::Linker::LinkOnlyNeeded)) {
     error = "internal: cannot link the runtime's bitcode";

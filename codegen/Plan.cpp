@@ -286,8 +286,10 @@ public:
       p_.partitionedPlate = partitioned_;
       p_.elementOffsets = addBuffer("element.offset", true, int64_t(p_.posteriors.size()));
     }
-    if (productForm)
+    if (productForm) {
       planProductForms();
+      planCollapsedElbo();
+    }
     emitRandomInit(p_.blocks[Plan::Init]);
     const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
     for (int b = 0; b < 3 && ok_; ++b)
@@ -312,7 +314,57 @@ public:
     }
     if (ok_ && partitioned_)
       markDistributedLoops();
+    if (ok_)
+      for (auto &block : p_.blocks)
+        foldProductIdentities(block);
     return ok_;
+  }
+
+  bool sameExpr(ExprId a, ExprId b) const {
+    if (a == b)
+      return true;
+    if (a == kNoExpr || b == kNoExpr)
+      return false;
+    const Expr &x = p_.exprs[size_t(a)], &y = p_.exprs[size_t(b)];
+    return x.kind == y.kind && x.value == y.value && x.number == y.number && x.var == y.var &&
+           x.buffer == y.buffer && sameExpr(x.a, y.a) && sameExpr(x.b, y.b);
+  }
+  bool sameArg(const Arg &a, const Arg &b) const {
+    return a.kind == b.kind && a.buffer == b.buffer && sameExpr(a.expr, b.expr);
+  }
+  static bool isCall(const Stmt &s, std::string_view kernel) {
+    return s.kind == Stmt::Kind::Call && s.kernel && s.kernel->name == kernel && s.result == Stmt::Result::Discard;
+  }
+
+  /// A product-form row starts as the identity and multiplies each factor
+  /// in. `fill 1; mul a` is `copy a`, and `copy a; mul b` is `mul2 a b`: one
+  /// pass over the row instead of three, without scalar stores that the
+  /// vectorized multiply then reloads.
+  void foldProductIdentities(std::vector<Stmt> &body) {
+    std::vector<Stmt> out;
+    for (Stmt &s : body) {
+      if (s.kind == Stmt::Kind::Loop)
+        foldProductIdentities(s.body);
+      if (!out.empty() && isCall(s, "ppc_mul_n")) {
+        Stmt &prev = out.back();
+        const Arg &n = s.args[0], &src = s.args[1], &dst = s.args[2];
+        if (isCall(prev, "ppc_fill") && sameArg(prev.args[0], n) && sameArg(prev.args[2], dst) &&
+            p_.doubleConstantOf(prev.args[1].expr) == 1.0) {
+          prev.kernel = rt::findRuntimeKernel("ppc_copy_n");
+          prev.args = {n, src, dst};
+          prev.note = s.note;
+          continue;
+        }
+        if (isCall(prev, "ppc_copy_n") && sameArg(prev.args[0], n) && sameArg(prev.args[2], dst)) {
+          prev.kernel = rt::findRuntimeKernel("ppc_mul2_n");
+          prev.args = {n, prev.args[1], src, dst};
+          prev.note += ", " + s.note;
+          continue;
+        }
+      }
+      out.push_back(std::move(s));
+    }
+    body = std::move(out);
   }
 
   /// A data-parallel run: every top-level loop over the partitioned plate
@@ -1233,14 +1285,18 @@ private:
             if (linearForm(*msg) == Linear::Row) {
               int src = posteriorOfQ_.at(msg->operands[0].value);
               Posterior &pp = p_.posteriors[size_t(src)];
-              if (pp.expRows < 0)
+              if (pp.expRows < 0) {
                 pp.expRows = addBuffer(msg->operands[0].value->name + ".exp", false, pp.elements * pp.width);
+                pp.expRowShifts = addBuffer(msg->operands[0].value->name + ".exp.shift", false, pp.elements);
+              }
             } else {
               int src = posteriorOfQ_.at(msg->operands[1].value);
               Posterior &pp = p_.posteriors[size_t(src)];
-              if (pp.expColumns < 0)
+              if (pp.expColumns < 0) {
                 pp.expColumns =
                     addBuffer(msg->operands[1].value->name + ".expcols", false, pp.elements * pp.width);
+                pp.expColumnShifts = addBuffer(msg->operands[1].value->name + ".expcols.shift", false, pp.width);
+              }
               auto &readers = columnReaders_[top.get()];
               if (std::find(readers.begin(), readers.end(), src) == readers.end())
                 readers.push_back(src);
@@ -1251,27 +1307,86 @@ private:
     }
   }
 
-  /// When each message of a product-form marginal is updated once, before
-  /// the marginal, the messages multiply into one accumulator (the first
-  /// updated's): one reset and no products of accumulators per token.
-  void shareProductAccumulator(const Op &marginal, const std::vector<const Op *> &updates) {
+  /// A categorical z (rows of one element of the nested plate) updated in
+  /// product form in the nested local loop's `then` region (the refresh
+  /// after the local sweeps, passes/GlobalLocal.cpp) is at its optimum given
+  /// its neighbours when the element's ELBO terms are evaluated. Then z's
+  /// entropy plus the expected log factors z is in equal z's log normalizer:
+  /// each such factor is linear in z's indicator and its message to z is
+  /// the table row just multiplied in. The ELBO takes that one number per z
+  /// (and the tables' shifts) instead of K logarithms and three passes over
+  /// K. z qualifies when the factors it is in are its own and observed ones
+  /// under its cases (`when z case k`).
+  void planCollapsedElbo() {
+    if (!nestedLocal_ || nestedLocal_->regions.size() < 2)
+      return;
+    std::vector<const Op *> updates;
+    std::set<const Op *> unused;
+    collectUpdates(*nestedLocal_->regions[1], updates, false, unused);
     std::map<const Op *, int> count;
-    std::vector<const Op *> order;
-    bool marginalSeen = false, ok = true;
+    for (const Op *u : updates)
+      if (statementOf(*u)->kind == OpKind::Marginal)
+        ++count[statementOf(*u)];
+    for (const auto &[marg, n] : count) {
+      int pi = posteriorOfQ_.at(marg->result());
+      const Posterior &post = p_.posteriors[size_t(pi)];
+      if (n == 1 && post.family == Family::Categorical && post.scratch && productForm_.count(marg) &&
+          onlyLinearFactors(post.variable))
+        collapsed_.insert(pi);
+    }
+  }
+
+  /// Every factor that uses z is z's own or an observed one under z's cases.
+  bool onlyLinearFactors(const Value *z) const {
+    bool ok = true;
+    ir::walk(m_.body, [&](const Op &op) {
+      if (!op.isRandom() || op.result() == z)
+        return;
+      bool underCases = false;
+      for (const Op *p = op.parentOp(); p && !underCases; p = p->parentOp())
+        underCases = p->kind == OpKind::When && p->operands[0].isValue() && p->operands[0].value->def &&
+                     p->operands[0].value->def->operands[0].value == z;
+      if (underCases) {
+        ok = ok && op.observed;
+        return;
+      }
+      std::function<bool(const Operand &)> uses = [&](const Operand &o) {
+        if (o.isValue() && o.value == z)
+          return true;
+        for (const Operand &i : o.indices)
+          if (uses(i))
+            return true;
+        return false;
+      };
+      for (const Operand &o : op.operands)
+        ok = ok && !uses(o);
+    });
+    return ok;
+  }
+
+  /// When each message of a product-form marginal is updated once before
+  /// each update of the marginal (in the same order each time), the
+  /// messages multiply into one accumulator (the first updated's): one
+  /// reset and no products of accumulators per token.
+  void shareProductAccumulator(const Op &marginal, const std::vector<const Op *> &updates) {
     std::set<const Op *> messages;
     for (size_t i = 1; i < marginal.operands.size(); ++i)
       messages.insert(marginal.operands[i].value->def);
+    std::vector<const Op *> order, since;
+    bool ok = true, seen = false;
     for (const Op *u : updates) {
       const Op *st = statementOf(*u);
       if (st == &marginal) {
-        ok = ok && !marginalSeen;
-        marginalSeen = true;
+        std::set<const Op *> distinct(since.begin(), since.end());
+        ok = ok && since.size() == messages.size() && distinct.size() == since.size() && (!seen || since == order);
+        order = since;
+        since.clear();
+        seen = true;
       } else if (messages.count(st)) {
-        ok = ok && !marginalSeen && ++count[st] == 1;
-        order.push_back(st);
+        since.push_back(st);
       }
     }
-    if (!ok || order.size() != messages.size() || order.empty())
+    if (!ok || !seen || !since.empty() || order.empty())
       return;
     int32_t lead = accOf_.at(order[0]->result());
     for (size_t i = 1; i < order.size(); ++i)
@@ -1283,7 +1398,7 @@ private:
     const Posterior &post = p_.posteriors[size_t(pi)];
     out.push_back(kernelCall("ppc_exp_shifted_transposed",
                              {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
-                              ptrArg(post.expColumns, p_.intConst(0))},
+                              ptrArg(post.expColumns, p_.intConst(0)), ptrArg(post.expColumnShifts, p_.intConst(0))},
                              "exp of " + post.variable->name + "'s statistics, by datum"));
   }
 
@@ -1305,6 +1420,7 @@ private:
                                {intArg(post.width), ptrArg(pp.expRows, p_.mul(parent.element, p_.intConst(pp.width))),
                                 ptrArg(acc, row)},
                                msg.result()->name + " (product form)"));
+      addProductShift(msg.target->value, p_.loadDouble(pp.expRowShifts, parent.element));
       return;
     }
     // Entry: the accumulator row times the datum's row of the transposed table.
@@ -1320,6 +1436,15 @@ private:
                              {intArg(post.width), ptrArg(pp.expColumns, p_.mul(x, p_.intConst(pp.elements))),
                               ptrArg(acc, row)},
                              msg.result()->name + " (product form)"));
+    addProductShift(msg.target->value, p_.loadDouble(pp.expColumnShifts, x));
+  }
+
+  /// The shifts of the tables the product of q's messages reads, summed
+  /// until the marginal that normalizes the product takes them.
+  void addProductShift(const Value *q, ExprId shift) {
+    auto [it, fresh] = productShift_.emplace(q, shift);
+    if (!fresh)
+      it->second = p_.addDouble(it->second, shift);
   }
 
   /// acc[x][k] += w q(z = k) for all cases k at once (scatterForm).
@@ -1426,6 +1551,22 @@ private:
           body.push_back(kernelCall("ppc_mul_n", {intArg(post.width), ptrArg(accs[i], row), ptrArg(accs[0], row)}));
         Arg eta;
         eta.kind = Arg::Kind::Null; // scratch rows: nothing reads their natural parameters
+        auto shift = productShift_.find(marg.result());
+        ExprId shiftSum = shift != productShift_.end() ? shift->second : p_.doubleConst(0.0);
+        if (shift != productShift_.end())
+          productShift_.erase(shift);
+        if (refreshing_ && collapsed_.count(pi)) {
+          // The last update of z this iteration: its ELBO terms are its log normalizer.
+          Stmt c = kernelCall("ppc_categorical_stats_from_product_lognorm",
+                              {intArg(post.width), ptrArg(accs[0], row), exprArg(Arg::Kind::Double, shiftSum),
+                               post.scratch ? eta : ptrArg(post.eta, row), ptrArg(post.stats, row)},
+                              "statistics of " + marg.result()->name +
+                                  " (product form); its ELBO terms: log normalizer");
+          c.result = Stmt::Result::Elbo;
+          c.scale = replication(loops, e, nullptr, marg.loc);
+          body.push_back(std::move(c));
+          return;
+        }
         Stmt c = kernelCall("ppc_categorical_stats_from_product",
                             {intArg(post.width), ptrArg(accs[0], row), post.scratch ? eta : ptrArg(post.eta, row),
                              ptrArg(post.stats, row)},
@@ -1468,7 +1609,8 @@ private:
         Stmt t;
         t.kind = Stmt::Kind::Call;
         t.kernel = rt::findRuntimeKernel("ppc_exp_shifted_n");
-        t.args = {intArg(post.width), ptrArg(post.stats, row), ptrArg(post.expRows, row)};
+        t.args = {intArg(post.width), ptrArg(post.stats, row), ptrArg(post.expRows, row),
+                  ptrArg(post.expRowShifts, flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc, post.scratch))};
         t.note = "exp of " + marg.result()->name + "'s statistics";
         body.push_back(std::move(t));
       }
@@ -1730,8 +1872,11 @@ private:
         loop.body.push_back(std::move(guard));
       }
       emitSweeps(op, loop.body, inner);
-      if (op.regions.size() > 1)
+      if (op.regions.size() > 1) {
+        refreshing_ = &op == nestedLocal_ && block_ == Plan::Iteration;
         emitSchedule(*op.regions[1], loop.body, inner);
+        refreshing_ = false;
+      }
       if (&op == nestedLocal_ && block_ == Plan::Iteration && ok_) {
         // The element's ELBO terms, while its scratch rows are at hand.
         bool saved = checkReads_;
@@ -1947,6 +2092,8 @@ private:
     Source cond = resolveGated(when->operands[0].value->def->operands[0], env, when->loc);
     if (!ok_ || !saved)
       return false;
+    if (cond.kind == Source::Latent && collapsed_.count(cond.posterior))
+      return true; // in the condition's log normalizer
     if (parent.kind != Source::Latent || datum.kind != Source::Data || cond.kind != Source::Latent ||
         parent.element != marker || usesExpr(datum.element, marker))
       return false;
@@ -2029,6 +2176,8 @@ private:
           fail(op->loc, "the code generator does not support a condition that is observed");
           return;
         }
+        if (collapsed_.count(cond.posterior))
+          break; // in the condition's log normalizer
         ExprId w = gateWeight({{cond, indexExpr(op->operands[1], env, op->loc)}});
         weights.push_back(w);
         emitElbo(*op->regions[0], out, env, weights, false);
@@ -2044,6 +2193,8 @@ private:
   }
 
   void emitFactorElbo(const Op &f, std::vector<Stmt> &out, Env &env, const std::vector<ExprId> &weights) {
+    if (auto v = posteriorOfVar_.find(f.result()); v != posteriorOfVar_.end() && collapsed_.count(v->second))
+      return; // its entropy and E log p are in its log normalizer
     const FactorOperators &ops = factorOperators(f.family);
     std::vector<Op *> loops = ir::enclosingLoops(f);
     std::vector<std::optional<Source>> args;
@@ -2107,6 +2258,10 @@ private:
   const Op *nestedLocal_ = nullptr;
   const Value *nestedPlate_ = nullptr;
   std::set<const Op *> elboFused_, skippedFinal_, productForm_, transposed_;
+  /// Categoricals whose ELBO terms are their log normalizer (planCollapsedElbo).
+  std::set<int> collapsed_;
+  bool refreshing_ = false; ///< emitting the nested local loop's `then` region
+  std::map<const Value *, ExprId> productShift_;
   std::set<int> pendingTransposes_;
   std::map<const Op *, int32_t> sharedAcc_; ///< product-form statements -> the accumulator they share
   std::map<const Op *, std::vector<int>> columnReaders_;

@@ -153,6 +153,9 @@ struct Posterior {
   /// datum across the elements) shifted by the column's maximum, refreshed
   /// before the schedule statements that read it.
   int32_t expRows = -1, expColumns = -1;
+  /// The shifts of those tables (one per row, one per column), for the log
+  /// normalizer of a categorical computed from them.
+  int32_t expRowShifts = -1, expColumnShifts = -1;
   /// A datum-major copy of the statistics (ELBO terms that read one datum's
   /// entry for every case), refreshed before the loop that reads it.
   int32_t statsT = -1;

@@ -17,7 +17,9 @@
 //     update ...                   read the globals; ended early below T; the
 //   }                              locals restarted from their priors with
 //                                  `restart`), then the element's messages
-//                                  to the globals
+//                                  to the globals, after one more update of
+//                                  the locals they read if the sweep left
+//                                  those stale (refreshStaleLocals)
 //
 //===----------------------------------------------------------------------===//
 #include "passes/GlobalLocal.h"
@@ -209,6 +211,8 @@ public:
         }
     }
     std::rotate(sweep.begin(), sweep.begin() + long(rotation), sweep.end());
+    if (cycle)
+      refreshStaleLocals(sweep, once);
     ops.clear();
     auto local = std::make_unique<ir::Op>();
     local->kind = ir::OpKind::Local;
@@ -238,6 +242,55 @@ public:
   }
 
 private:
+  /// The element's messages to the globals read locals (LDA: its words'
+  /// topic indicators). When the sweep updates such a local before another
+  /// local its own messages read (the indicators, then theta), the sweep
+  /// ends with it stale: its group (its messages, then its marginal) runs
+  /// once more before the messages to the globals. The globals then learn
+  /// from locals consistent with each other, and the local is at its
+  /// optimum given its neighbours when the ELBO is evaluated, which lets the
+  /// code generator take a categorical's ELBO terms from its normalizer.
+  static void refreshStaleLocals(const std::vector<std::unique_ptr<ir::Op>> &sweep,
+                                 std::vector<std::unique_ptr<ir::Op>> &once) {
+    auto stmtOf = [](const ir::Op &u) -> const ir::Op & { return *u.operands[0].value->def; };
+    auto reads = [](const ir::Op &stmt, const ir::Value *q) {
+      return ir::anyMessageInput(stmt, [&](const ir::Operand &o) { return o.isValue() && o.value == q; });
+    };
+    std::vector<std::unique_ptr<ir::Op>> refresh;
+    size_t groupBegin = 0;
+    for (size_t i = 0; i < sweep.size(); ++i) {
+      const ir::Op &marg = stmtOf(*sweep[i]);
+      if (marg.kind != ir::OpKind::Marginal)
+        continue;
+      size_t begin = groupBegin;
+      groupBegin = i + 1;
+      const ir::Value *q = marg.result();
+      bool readByOnce = false;
+      for (const auto &u : once)
+        readByOnce = readByOnce || reads(stmtOf(*u), q);
+      bool stale = false;
+      for (size_t j = i + 1; j < sweep.size() && !stale; ++j) {
+        const ir::Op &later = stmtOf(*sweep[j]);
+        if (later.kind != ir::OpKind::Marginal)
+          continue;
+        for (size_t k = begin; k < i && !stale; ++k)
+          stale = reads(stmtOf(*sweep[k]), later.result());
+      }
+      if (!readByOnce || !stale)
+        continue;
+      for (size_t k = begin; k <= i; ++k) {
+        auto copy = std::make_unique<ir::Op>();
+        copy->kind = ir::OpKind::Update;
+        copy->loc = sweep[k]->loc;
+        copy->operands = sweep[k]->operands;
+        refresh.push_back(std::move(copy));
+      }
+    }
+    for (auto &u : once)
+      refresh.push_back(std::move(u));
+    once = std::move(refresh);
+  }
+
   /// The statement reads a posterior of a global variable.
   static bool readsGlobal(const ir::Op &stmt, const GlobalLocalInfo &info) {
     auto isGlobalQ = [&](const ir::Operand &o) {

@@ -167,7 +167,7 @@ double exponentialDraw(int64_t seed, int64_t stream, int64_t element, int64_t i)
 }
 }  // namespace
 
-void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta, double* stats) {
+PPC_ROW_KERNEL void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta, double* stats) {
   double sum = 0;
   for (int64_t i = 0; i < k; ++i) sum += (stats[i] = exponentialDraw(seed, stream, element, i));
   for (int64_t i = 0; i < k; ++i) {
@@ -199,27 +199,60 @@ void ppc_mul_n(int64_t n, const double* src, double* dst) {
   for (int64_t i = 0; i < n; ++i) dst[i] *= src[i];
 }
 
-void ppc_exp_shifted_n(int64_t n, const double* src, double* dst) {
-  const double m = n > 0 ? max8(n, src) : 0.0;
-  for (int64_t i = 0; i < n; ++i) dst[i] = vm::exp(src[i] - m);
+void ppc_mul2_n(int64_t n, const double* a, const double* b, double* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = a[i] * b[i];
 }
 
-void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, const double* src, double* dst) {
+void ppc_copy_n(int64_t n, const double* src, double* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
+PPC_ROW_KERNEL void ppc_exp_shifted_n(int64_t n, const double* src, double* dst, double* shift) {
+  const double m = n > 0 ? max8(n, src) : 0.0;
+  for (int64_t i = 0; i < n; ++i) dst[i] = vm::exp(src[i] - m);
+  *shift = m;
+}
+
+PPC_ROW_KERNEL void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, const double* src, double* dst,
+                                               double* shifts) {
   if (rows <= 0) return;
-  for (int64_t c = 0; c < cols; ++c) {
-    double m = src[c];
-    for (int64_t r = 1; r < rows; ++r) m = src[r * cols + c] > m ? src[r * cols + c] : m;
-    for (int64_t r = 0; r < rows; ++r) dst[c * rows + r] = vm::exp(src[r * cols + c] - m);
+  // Column maxima row by row (contiguous), then blocks of columns, so that
+  // the reads of a row and the writes of the block's output rows stream.
+  for (int64_t c = 0; c < cols; ++c) shifts[c] = src[c];
+  for (int64_t r = 1; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) shifts[c] = src[r * cols + c] > shifts[c] ? src[r * cols + c] : shifts[c];
+  constexpr int64_t kBlock = 32;
+  for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
+    const int64_t c1 = c0 + kBlock < cols ? c0 + kBlock : cols;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = vm::exp(src[r * cols + c] - shifts[c]);
   }
 }
 
+namespace {
+// Out of line, so that the kernel that calls it stays small enough to be
+// inlined into the plate loops when it is not needed (eta null).
+[[gnu::noinline]] void logOfRow(int64_t n, const double* x, double* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = vm::log(x[i]);
+}
+} // namespace
+
 void ppc_categorical_stats_from_product(int64_t K, const double* prod, double* eta, double* probs) {
-  double s = 0.0;
-  for (int64_t k = 0; k < K; ++k) s += prod[k];
+  const double s = reduce8(K, [&](int64_t k) { return prod[k]; });
   const double inv = 1.0 / s;
   for (int64_t k = 0; k < K; ++k) probs[k] = prod[k] * inv;
   if (eta)
-    for (int64_t k = 0; k < K; ++k) eta[k] = vm::log(probs[k]);
+    logOfRow(K, probs, eta);
+}
+
+double ppc_categorical_stats_from_product_lognorm(int64_t K, const double* prod, double shift, double* eta,
+                                                  double* probs) {
+  const double s = reduce8(K, [&](int64_t k) { return prod[k]; });
+  const double inv = 1.0 / s;
+  for (int64_t k = 0; k < K; ++k) probs[k] = prod[k] * inv;
+  if (eta)
+    logOfRow(K, probs, eta);
+  return vm::log(s) + shift;
 }
 
 double ppc_dot(int64_t n, const double* x, const double* y) {
@@ -288,7 +321,7 @@ int ppc_wishart_pointmass_stats(int64_t D, const double* lambda, double* stats, 
 
 // ===== Dirichlet =====
 
-void ppc_dirichlet_elog_n(int64_t n, int64_t K, const double* alpha, double* elog) {
+PPC_ROW_KERNEL void ppc_dirichlet_elog_n(int64_t n, int64_t K, const double* alpha, double* elog) {
   for (int64_t i = 0; i < n; ++i) {
     const double* a = alpha + i * K;
     double* e = elog + i * K;
@@ -298,7 +331,7 @@ void ppc_dirichlet_elog_n(int64_t n, int64_t K, const double* alpha, double* elo
   }
 }
 
-void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* eta, double* elog) {
+PPC_ROW_KERNEL void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* eta, double* elog) {
   for (int64_t i = 0; i < n; ++i) {
     const double* a = eta + i * K;
     double* e = elog + i * K;
@@ -308,7 +341,7 @@ void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* eta, double* elog
   }
 }
 
-double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta) {
+PPC_ROW_KERNEL double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta) {
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     const double* e = eta + i * K;
@@ -319,7 +352,7 @@ double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta) {
   return total;
 }
 
-double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta, const double* elog) {
+PPC_ROW_KERNEL double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta, const double* elog) {
   // H = log B(alpha) + (alpha0 - K) psi(alpha0) - sum_k (alpha_k - 1) psi(alpha_k), and
   // psi(alpha_k) = E log p_k + psi(alpha0): the psi(alpha0) terms cancel.
   double total = 0.0;
@@ -333,7 +366,7 @@ double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta, const do
   return total;
 }
 
-double ppc_dirichlet_kl_n(int64_t n, int64_t K, const double* eta_q, const double* eta_p) {
+PPC_ROW_KERNEL double ppc_dirichlet_kl_n(int64_t n, int64_t K, const double* eta_q, const double* eta_p) {
   // KL = A(p) - A(q) - <eta_p - eta_q, E_q log x>
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) {
@@ -351,25 +384,25 @@ double ppc_dirichlet_kl_n(int64_t n, int64_t K, const double* eta_q, const doubl
   return total;
 }
 
-void ppc_dirichlet_probs_avglog(int64_t K, const double* alpha, double w, double* dst) {
+PPC_ROW_KERNEL void ppc_dirichlet_probs_avglog(int64_t K, const double* alpha, double w, double* dst) {
   for (int64_t k = 0; k < K; ++k) dst[k] += w * (alpha[k] - 1.0);
 }
 
-void ppc_dirichlet_probs_avglog_n(int64_t n, int64_t K, const double* alpha, double w, double* dst) {
+PPC_ROW_KERNEL void ppc_dirichlet_probs_avglog_n(int64_t n, int64_t K, const double* alpha, double w, double* dst) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t k = 0; k < K; ++k) dst[i * K + k] += w * (alpha[k] - 1.0);
 }
 
-double ppc_dirichlet_avglogfactor(int64_t K, const double* alpha, const double* elog_p) {
+PPC_ROW_KERNEL double ppc_dirichlet_avglogfactor(int64_t K, const double* alpha, const double* elog_p) {
   return -dirichletLogB(K, alpha) + reduce8(K, [&](int64_t k) { return (alpha[k] - 1.0) * elog_p[k]; });
 }
 
-double ppc_dirichlet_sym_avglogfactor(int64_t K, double alpha, const double* elog_p) {
+PPC_ROW_KERNEL double ppc_dirichlet_sym_avglogfactor(int64_t K, double alpha, const double* elog_p) {
   const double logB = static_cast<double>(K) * vm::lgamma_pos(alpha) - vm::lgamma_pos(static_cast<double>(K) * alpha);
   return -logB + (alpha - 1.0) * reduce8(K, [&](int64_t k) { return elog_p[k]; });
 }
 
-double ppc_dirichlet_avglogfactor_n(int64_t n, int64_t K, const double* alpha, const double* elog_p) {
+PPC_ROW_KERNEL double ppc_dirichlet_avglogfactor_n(int64_t n, int64_t K, const double* alpha, const double* elog_p) {
   const double logB = dirichletLogB(K, alpha);
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) {
@@ -393,7 +426,7 @@ double ppc_beta_avglogfactor(double a, double b, const double* stats_p) {
 
 // ===== Categorical =====
 
-void ppc_categorical_stats_n(int64_t n, int64_t K, const double* eta, double* probs) {
+PPC_ROW_KERNEL void ppc_categorical_stats_n(int64_t n, int64_t K, const double* eta, double* probs) {
   for (int64_t i = 0; i < n; ++i) {
     double* p = probs + i * K;
     const double* e = eta + i * K;
@@ -403,7 +436,7 @@ void ppc_categorical_stats_n(int64_t n, int64_t K, const double* eta, double* pr
   }
 }
 
-double ppc_categorical_lognorm_n(int64_t n, int64_t K, const double* eta) {
+PPC_ROW_KERNEL double ppc_categorical_lognorm_n(int64_t n, int64_t K, const double* eta) {
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) total += ppc_logsumexp(K, eta + i * K);
   return total;
@@ -413,7 +446,7 @@ double ppc_categorical_entropy_n(int64_t n, int64_t K, const double* probs) {
   return -reduce8(n * K, [&](int64_t i) { return probs[i] > 0.0 ? probs[i] * vm::log(probs[i]) : 0.0; });
 }
 
-double ppc_categorical_kl_n(int64_t n, int64_t K, const double* probs_q, const double* probs_p) {
+PPC_ROW_KERNEL double ppc_categorical_kl_n(int64_t n, int64_t K, const double* probs_q, const double* probs_p) {
   return reduce8(n * K, [&](int64_t i) {
     const double q = probs_q[i];
     return q > 0.0 ? q * (vm::log(q) - vm::log(probs_p[i])) : 0.0;
@@ -451,22 +484,22 @@ double ppc_categorical_avglogfactor_obs_n(int64_t n, int64_t K, const int64_t* x
 
 // ===== Bernoulli =====
 
-void ppc_bernoulli_stats_n(int64_t n, const double* eta, double* p) {
+PPC_ROW_KERNEL void ppc_bernoulli_stats_n(int64_t n, const double* eta, double* p) {
   for (int64_t i = 0; i < n; ++i) p[i] = 1.0 / (1.0 + vm::exp(-eta[i]));
 }
 
-double ppc_bernoulli_lognorm_n(int64_t n, const double* eta) {
+PPC_ROW_KERNEL double ppc_bernoulli_lognorm_n(int64_t n, const double* eta) {
   return reduce8(n, [&](int64_t i) { return vm::softplus(eta[i]); });
 }
 
-double ppc_bernoulli_entropy_n(int64_t n, const double* p) {
+PPC_ROW_KERNEL double ppc_bernoulli_entropy_n(int64_t n, const double* p) {
   return -reduce8(n, [&](int64_t i) {
     const double a = p[i], b = 1.0 - p[i];
     return (a > 0.0 ? a * vm::log(a) : 0.0) + (b > 0.0 ? b * vm::log(b) : 0.0);
   });
 }
 
-double ppc_bernoulli_kl_n(int64_t n, const double* p_q, const double* p_p) {
+PPC_ROW_KERNEL double ppc_bernoulli_kl_n(int64_t n, const double* p_q, const double* p_p) {
   return reduce8(n, [&](int64_t i) {
     const double a = p_q[i], b = 1.0 - p_q[i];
     return (a > 0.0 ? a * (vm::log(a) - vm::log(p_p[i])) : 0.0) +
@@ -506,7 +539,7 @@ double ppc_bernoulli_avglogfactor_obs_n(int64_t n, const double* ex, const int64
 
 // ===== Gamma =====
 
-void ppc_gamma_stats_n(int64_t n, const double* eta, double* stats) {
+PPC_ROW_KERNEL void ppc_gamma_stats_n(int64_t n, const double* eta, double* stats) {
   for (int64_t i = 0; i < n; ++i) {
     const double b = -eta[2 * i], a = eta[2 * i + 1] + 1.0;
     stats[2 * i] = a / b;
@@ -514,14 +547,14 @@ void ppc_gamma_stats_n(int64_t n, const double* eta, double* stats) {
   }
 }
 
-double ppc_gamma_lognorm_n(int64_t n, const double* eta) {
+PPC_ROW_KERNEL double ppc_gamma_lognorm_n(int64_t n, const double* eta) {
   return reduce8(n, [&](int64_t i) {
     const double b = -eta[2 * i], a = eta[2 * i + 1] + 1.0;
     return vm::lgamma_pos(a) - a * vm::log(b);
   });
 }
 
-double ppc_gamma_entropy_n(int64_t n, const double* eta) {
+PPC_ROW_KERNEL double ppc_gamma_entropy_n(int64_t n, const double* eta) {
   // H = a - log b + lgamma(a) + (1 - a) psi(a)
   return reduce8(n, [&](int64_t i) {
     const double b = -eta[2 * i], a = eta[2 * i + 1] + 1.0;
@@ -529,7 +562,7 @@ double ppc_gamma_entropy_n(int64_t n, const double* eta) {
   });
 }
 
-double ppc_gamma_kl_n(int64_t n, const double* eta_q, const double* eta_p) {
+PPC_ROW_KERNEL double ppc_gamma_kl_n(int64_t n, const double* eta_q, const double* eta_p) {
   // KL = (aq - ap) psi(aq) - lgamma(aq) + lgamma(ap) + ap (log bq - log bp) + aq (bp - bq) / bq
   return reduce8(n, [&](int64_t i) {
     const double bq = -eta_q[2 * i], aq = eta_q[2 * i + 1] + 1.0;
@@ -576,11 +609,11 @@ double ppc_gamma_avglogfactor_obs_n(int64_t n, double shape, const double* x, co
 
 // ===== Poisson =====
 
-void ppc_poisson_stats_n(int64_t n, const double* eta, double* mean) {
+PPC_ROW_KERNEL void ppc_poisson_stats_n(int64_t n, const double* eta, double* mean) {
   for (int64_t i = 0; i < n; ++i) mean[i] = vm::exp(eta[i]);
 }
 
-double ppc_poisson_lognorm_n(int64_t n, const double* eta) {
+PPC_ROW_KERNEL double ppc_poisson_lognorm_n(int64_t n, const double* eta) {
   return reduce8(n, [&](int64_t i) { return vm::exp(eta[i]); });
 }
 
@@ -607,7 +640,7 @@ double ppc_poisson_elogfact(double rate) {
   return s;
 }
 
-double ppc_poisson_entropy_n(int64_t n, const double* eta) {
+PPC_ROW_KERNEL double ppc_poisson_entropy_n(int64_t n, const double* eta) {
   // -sum_k p_k log p_k directly (no cancellation between rate log rate and
   // E log x!); the asymptotic series above rate 1000.
   double total = 0.0;
@@ -632,7 +665,7 @@ double ppc_poisson_entropy_n(int64_t n, const double* eta) {
   return total;
 }
 
-double ppc_poisson_kl_n(int64_t n, const double* eta_q, const double* eta_p) {
+PPC_ROW_KERNEL double ppc_poisson_kl_n(int64_t n, const double* eta_q, const double* eta_p) {
   // KL = lq (log lq - log lp) - lq + lp
   return reduce8(n, [&](int64_t i) {
     const double lq = vm::exp(eta_q[i]), lp = vm::exp(eta_p[i]);
@@ -673,7 +706,7 @@ double ppc_poisson_avglogfactor_obs_n(int64_t n, const double* x, const int64_t*
 
 // ===== Gaussian =====
 
-void ppc_gaussian_stats_n(int64_t n, const double* eta, double* stats) {
+PPC_ROW_KERNEL void ppc_gaussian_stats_n(int64_t n, const double* eta, double* stats) {
   for (int64_t i = 0; i < n; ++i) {
     const double tau = -2.0 * eta[2 * i + 1];
     const double mu = eta[2 * i] / tau;
@@ -682,18 +715,18 @@ void ppc_gaussian_stats_n(int64_t n, const double* eta, double* stats) {
   }
 }
 
-double ppc_gaussian_lognorm_n(int64_t n, const double* eta) {
+PPC_ROW_KERNEL double ppc_gaussian_lognorm_n(int64_t n, const double* eta) {
   return reduce8(n, [&](int64_t i) {
     const double tau = -2.0 * eta[2 * i + 1];
     return 0.5 * eta[2 * i] * eta[2 * i] / tau - 0.5 * vm::log(tau);
   });
 }
 
-double ppc_gaussian_entropy_n(int64_t n, const double* eta) {
+PPC_ROW_KERNEL double ppc_gaussian_entropy_n(int64_t n, const double* eta) {
   return reduce8(n, [&](int64_t i) { return 0.5 * (1.0 + kLog2Pi - vm::log(-2.0 * eta[2 * i + 1])); });
 }
 
-double ppc_gaussian_kl_n(int64_t n, const double* eta_q, const double* eta_p) {
+PPC_ROW_KERNEL double ppc_gaussian_kl_n(int64_t n, const double* eta_q, const double* eta_p) {
   // KL = (log(tq/tp) + tp/tq + tp (mq - mp)^2 - 1) / 2
   return reduce8(n, [&](int64_t i) {
     const double tq = -2.0 * eta_q[2 * i + 1], tp = -2.0 * eta_p[2 * i + 1];

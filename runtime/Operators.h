@@ -124,17 +124,31 @@ double ppc_mean_abs_change(int64_t n, const double* current, double* previous);
 void ppc_fill(int64_t n, double value, double* dst);
 /// dst[i] *= src[i]
 void ppc_mul_n(int64_t n, const double* src, double* dst);
-/// dst[i] = exp(src[i] - max_j src[j]) (a row: the shift cancels in q)
-void ppc_exp_shifted_n(int64_t n, const double* src, double* dst);
-/// dst[c][r] = exp(src[r][c] - max_r' src[r'][c]): a rows x cols array (a
-/// parent indexed by the condition's case r and a datum c) as a cols x rows
-/// table, so that a datum's row of factors is contiguous; the shift of
-/// column c cancels in q for every datum c.
-void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, const double* src, double* dst);
+/// dst[i] = a[i] * b[i]: the identity, then two factors, in one pass (the
+/// plan folds `fill 1; mul a; mul b` into it).
+void ppc_mul2_n(int64_t n, const double* a, const double* b, double* dst);
+/// dst[i] = src[i]: the identity times one factor.
+void ppc_copy_n(int64_t n, const double* src, double* dst);
+/// dst[i] = exp(src[i] - max_j src[j]) (a row: the shift cancels in q);
+/// *shift = max_j src[j], for the log normalizer below.
+void ppc_exp_shifted_n(int64_t n, const double* src, double* dst, double* shift);
+/// dst[c][r] = exp(src[r][c] - shifts[c]) with shifts[c] = max_r src[r][c]:
+/// a rows x cols array (a parent indexed by the condition's case r and a
+/// datum c) as a cols x rows table, so that a datum's row of factors is
+/// contiguous; the shift of column c cancels in q for every datum c.
+void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, const double* src, double* dst, double* shifts);
 /// probs = prod / sum(prod); eta = log(probs) unless null. An all-zero
 /// product (every case underflowed even after the shifts) gives NaN, which
 /// the run reports as a non-finite ELBO.
 void ppc_categorical_stats_from_product(int64_t K, const double* prod, double* eta, double* probs);
+/// The same, and returns log sum(prod) + shift: with `shift` the sum of the
+/// tables' shifts, that is log sum_k exp(sum_j m_j[k]), the categorical's
+/// log normalizer. Right after q(z) is updated from its messages m_j, it
+/// equals z's entropy plus the expected log factors z is in (each
+/// sum_k q(z=k) m_j[k] when the factor is linear in z's indicator): the
+/// code generator's collapsed ELBO term for z.
+double ppc_categorical_stats_from_product_lognorm(int64_t K, const double* prod, double shift, double* eta,
+                                                  double* probs);
 
 // ===== Small SPD linear algebra (row-major D x D) =====
 /// inv = A^-1 and *logdet = log|A| by Cholesky; scratch >= D*D. Returns 0, or

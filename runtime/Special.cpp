@@ -55,23 +55,23 @@ using namespace ppc::rt;
 
 extern "C" {
 
-void ppc_digamma_n(int64_t n, const double* x, double* out) {
+PPC_ROW_KERNEL void ppc_digamma_n(int64_t n, const double* x, double* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = vm::digamma_pos(x[i]);
 }
 
-void ppc_trigamma_n(int64_t n, const double* x, double* out) {
+PPC_ROW_KERNEL void ppc_trigamma_n(int64_t n, const double* x, double* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = vm::trigamma_pos(x[i]);
 }
 
-void ppc_lgamma_n(int64_t n, const double* x, double* out) {
+PPC_ROW_KERNEL void ppc_lgamma_n(int64_t n, const double* x, double* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = vm::lgamma_pos(x[i]);
 }
 
-void ppc_exp_n(int64_t n, const double* x, double* out) {
+PPC_ROW_KERNEL void ppc_exp_n(int64_t n, const double* x, double* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = vm::exp(x[i]);
 }
 
-void ppc_log_n(int64_t n, const double* x, double* out) {
+PPC_ROW_KERNEL void ppc_log_n(int64_t n, const double* x, double* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = vm::log(x[i]);
 }
 

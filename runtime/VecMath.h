@@ -23,6 +23,22 @@
 #include <cstdint>
 #include <limits>
 
+// PPC_ROW_KERNEL marks a kernel that evaluates special functions over whole
+// rows (a topic's V entries). The precompiled runtime builds it for AVX-512,
+// AVX2 and the baseline, chosen at load time (an ifunc): its loop then runs
+// 8 lanes wide where the CPU has them. The runtime's bitcode puts it in the
+// section the JIT looks for, and the JIT calls the precompiled kernel
+// instead of compiling its body again (codegen/LLVMCodegen.cpp): the inliner
+// would not inline these special functions into the loop, so the JIT's copy
+// would run one lane at a time, and compiling it costs latency.
+#if defined(PPC_RUNTIME_BITCODE)
+#define PPC_ROW_KERNEL __attribute__((section(".text.ppc.precompiled")))
+#elif defined(__x86_64__) && defined(__GNUC__) && defined(__gnu_linux__)
+#define PPC_ROW_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PPC_ROW_KERNEL
+#endif
+
 namespace ppc::rt::vm {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

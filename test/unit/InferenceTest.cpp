@@ -414,7 +414,11 @@ FitOptions ldaDefaults() {
 }
 
 // The exponential-domain categorical updates are the same algorithm as the
-// softmax of summed messages: equal ELBO traces up to rounding.
+// softmax of summed messages: equal ELBO traces up to rounding. The product
+// form also takes the indicators' ELBO terms from their log normalizers
+// (after the refresh that ends each document's sweeps); the softmax form
+// evaluates the entropies and expected log factors term by term, so equal
+// traces check that identity too.
 TEST(Inference, ProductFormEqualsSoftmaxOfMessages) {
   FitOptions o = ldaDefaults();
   o.localTolerance = 0; // no data-dependent early exits: the same sweeps
@@ -430,6 +434,10 @@ TEST(Inference, ProductFormEqualsSoftmaxOfMessages) {
   for (const codegen::Buffer &b : product->plan->buffers)
     usesProducts = usesProducts || b.name == "phi.q.expcols";
   EXPECT_TRUE(usesProducts);
+  std::string productPlan = codegen::printPlan(*product->plan), softmaxPlan = codegen::printPlan(*softmax->plan);
+  EXPECT_NE(productPlan.find("ppc_categorical_stats_from_product_lognorm"), std::string::npos);
+  EXPECT_EQ(productPlan.find("H q(x.1)"), std::string::npos);
+  EXPECT_NE(softmaxPlan.find("H q(x.1)"), std::string::npos);
   for (size_t i = 0; i < 10; ++i)
     EXPECT_NEAR(product->summary.elbo[i], softmax->summary.elbo[i], 1e-9 * std::abs(softmax->summary.elbo[i]));
 }

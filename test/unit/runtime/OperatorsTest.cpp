@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <vector>
 #include <tuple>
 
@@ -775,22 +776,49 @@ TEST(ScheduleKernels, ProductOfShiftedExponentialsIsTheSoftmaxOfTheSum) {
   // categorical for datum x = 2 is softmax(theta + phi[:, 2]).
   const double theta[3] = {-0.5, -3.0, -1.25};
   const double phi[12] = {-2, -1, -700, -3, -4, -2, -690, -1, -1, -5, -705, -2};
-  double rowTable[3], colTable[12];
-  ppc_exp_shifted_n(3, theta, rowTable);
-  ppc_exp_shifted_transposed(3, 4, phi, colTable);
+  double rowTable[3], colTable[12], rowShift = 0, colShifts[4];
+  ppc_exp_shifted_n(3, theta, rowTable, &rowShift);
+  ppc_exp_shifted_transposed(3, 4, phi, colTable, colShifts);
+  EXPECT_EQ(rowShift, -0.5);
+  const double expectedShifts[4] = {-1, -1, -690, -1};
+  for (int c = 0; c < 4; ++c)
+    EXPECT_EQ(colShifts[c], expectedShifts[c]);
   double prod[3], probs[3], eta[3];
-  ppc_fill(3, 1.0, prod);
-  ppc_mul_n(3, rowTable, prod);
-  for (int k = 0; k < 3; ++k)
-    prod[k] *= colTable[2 * 3 + k];
-  ppc_categorical_stats_from_product(3, prod, eta, probs);
+  ppc_mul2_n(3, rowTable, colTable + 2 * 3, prod);
+  const double logNorm =
+      ppc_categorical_stats_from_product_lognorm(3, prod, rowShift + colShifts[2], eta, probs);
   double logits[3] = {theta[0] + phi[2], theta[1] + phi[6], theta[2] + phi[10]};
   double expected[3];
   for (int k = 0; k < 3; ++k)
     expected[k] = logits[k];
+  EXPECT_NEAR(logNorm, ppc_logsumexp(3, logits), 1e-12);
   ppc_softmax_inplace(3, expected);
+  double entropyPlusFactors = 0; // H(q) + sum_k q_k logits_k: the log normalizer at the optimum
   for (int k = 0; k < 3; ++k) {
     EXPECT_NEAR(probs[k], expected[k], 1e-14);
     EXPECT_NEAR(eta[k], std::log(expected[k]), 1e-12);
+    entropyPlusFactors += probs[k] * (logits[k] - std::log(probs[k]));
+  }
+  EXPECT_NEAR(logNorm, entropyPlusFactors, 1e-10);
+  double probs2[3];
+  ppc_categorical_stats_from_product(3, prod, nullptr, probs2);
+  for (int k = 0; k < 3; ++k)
+    EXPECT_EQ(probs2[k], probs[k]);
+}
+
+TEST(ScheduleKernels, TransposedExponentialsCoverEveryBlockOfColumns) {
+  // 3 x 70 (more than two blocks of columns, the last one partial).
+  const int64_t rows = 3, cols = 70;
+  std::vector<double> src(rows * cols), dst(rows * cols), shifts(cols);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    src[size_t(i)] = -0.01 * double((i * 37) % 101);
+  ppc_exp_shifted_transposed(rows, cols, src.data(), dst.data(), shifts.data());
+  for (int64_t c = 0; c < cols; ++c) {
+    double m = src[size_t(c)];
+    for (int64_t r = 1; r < rows; ++r)
+      m = std::max(m, src[size_t(r * cols + c)]);
+    EXPECT_EQ(shifts[size_t(c)], m);
+    for (int64_t r = 0; r < rows; ++r)
+      EXPECT_NEAR(dst[size_t(c * rows + r)], std::exp(src[size_t(r * cols + c)] - m), 1e-15);
   }
 }
