@@ -168,8 +168,14 @@ double exponentialDraw(int64_t seed, int64_t stream, int64_t element, int64_t i)
 }  // namespace
 
 PPC_ROW_KERNEL void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta, double* stats) {
+  // exponentialDraw's hash and logarithm, written out so that the draws vectorize.
+  const uint64_t base = mix64(mix64(mix64(uint64_t(seed)) ^ uint64_t(stream)) ^ uint64_t(element));
+  for (int64_t i = 0; i < k; ++i) {
+    const double u = (double(mix64(base ^ uint64_t(i)) >> 11) + 0.5) * 0x1.0p-53;
+    stats[i] = -vm::log(u);
+  }
   double sum = 0;
-  for (int64_t i = 0; i < k; ++i) sum += (stats[i] = exponentialDraw(seed, stream, element, i));
+  for (int64_t i = 0; i < k; ++i) sum += stats[i];
   for (int64_t i = 0; i < k; ++i) {
     stats[i] /= sum;
     eta[i] = vm::log(stats[i]);
@@ -230,11 +236,12 @@ PPC_ROW_KERNEL void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, const
 }
 
 namespace {
-// Out of line, so that the kernel that calls it stays small enough to be
-// inlined into the plate loops when it is not needed (eta null).
+// Out of line, so that the kernels that call them stay small enough to be
+// inlined into the plate loops (the JIT does not inline large kernels).
 [[gnu::noinline]] void logOfRow(int64_t n, const double* x, double* dst) {
   for (int64_t i = 0; i < n; ++i) dst[i] = vm::log(x[i]);
 }
+[[gnu::noinline]] double logOfScalar(double x) { return vm::log(x); }
 } // namespace
 
 void ppc_categorical_stats_from_product(int64_t K, const double* prod, double* eta, double* probs) {
@@ -252,7 +259,7 @@ double ppc_categorical_stats_from_product_lognorm(int64_t K, const double* prod,
   for (int64_t k = 0; k < K; ++k) probs[k] = prod[k] * inv;
   if (eta)
     logOfRow(K, probs, eta);
-  return vm::log(s) + shift;
+  return logOfScalar(s) + shift;
 }
 
 double ppc_dot(int64_t n, const double* x, const double* y) {
