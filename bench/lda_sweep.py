@@ -3,10 +3,11 @@
 
     /usr/bin/python3 bench/lda_sweep.py [--runs 3] [--k 100] [--iters 10]
 
-The sweep is ppc's nested schedule with one local sweep, no restart and no
-tolerance: the topics, then per document its tokens' indicators and its
-topic mix, then the document's counts to the topics; the ELBO is computed
-in the same pass. Prints the median time per iteration (the first, which
+The iteration is ppc's nested schedule with one local sweep, no restart and
+no tolerance: the topics, then per document its tokens' indicators and its
+topic mix, then the indicators once more (the refresh), fused with the
+document's counts to the topics and the ELBO terms. Every variable is
+updated once, the indicators twice. Prints the median time per iteration (the first, which
 also pays for page faults, is left out), the ratio from 1 to 2 threads and
 the peak resident memory of the process.
 """
