@@ -1350,16 +1350,8 @@ private:
         ok = ok && op.observed;
         return;
       }
-      std::function<bool(const Operand &)> uses = [&](const Operand &o) {
-        if (o.isValue() && o.value == z)
-          return true;
-        for (const Operand &i : o.indices)
-          if (uses(i))
-            return true;
-        return false;
-      };
       for (const Operand &o : op.operands)
-        ok = ok && !uses(o);
+        ok = ok && !usesIndex(o, z);
     });
     return ok;
   }
@@ -1555,22 +1547,20 @@ private:
         ExprId shiftSum = shift != productShift_.end() ? shift->second : p_.doubleConst(0.0);
         if (shift != productShift_.end())
           productShift_.erase(shift);
-        if (refreshing_ && collapsed_.count(pi)) {
-          // The last update of z this iteration: its ELBO terms are its log normalizer.
-          Stmt c = kernelCall("ppc_categorical_stats_from_product_lognorm",
-                              {intArg(post.width), ptrArg(accs[0], row), exprArg(Arg::Kind::Double, shiftSum),
-                               post.scratch ? eta : ptrArg(post.eta, row), ptrArg(post.stats, row)},
-                              "statistics of " + marg.result()->name +
-                                  " (product form); its ELBO terms: log normalizer");
+        // The last update of a collapsed z this iteration: its ELBO terms are its log normalizer.
+        bool lognorm = refreshing_ && collapsed_.count(pi);
+        std::vector<Arg> args = {intArg(post.width), ptrArg(accs[0], row)};
+        if (lognorm)
+          args.push_back(exprArg(Arg::Kind::Double, shiftSum));
+        args.insert(args.end(), {post.scratch ? eta : ptrArg(post.eta, row), ptrArg(post.stats, row)});
+        Stmt c = kernelCall(lognorm ? "ppc_categorical_stats_from_product_lognorm" : "ppc_categorical_stats_from_product",
+                            std::move(args),
+                            "statistics of " + marg.result()->name + " (product form)" +
+                                (lognorm ? "; its ELBO terms: log normalizer" : ""));
+        if (lognorm) {
           c.result = Stmt::Result::Elbo;
           c.scale = replication(loops, e, nullptr, marg.loc);
-          body.push_back(std::move(c));
-          return;
         }
-        Stmt c = kernelCall("ppc_categorical_stats_from_product",
-                            {intArg(post.width), ptrArg(accs[0], row), post.scratch ? eta : ptrArg(post.eta, row),
-                             ptrArg(post.stats, row)},
-                            "statistics of " + marg.result()->name + " (product form)");
         body.push_back(std::move(c));
         return;
       }

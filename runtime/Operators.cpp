@@ -244,22 +244,25 @@ namespace {
 [[gnu::noinline]] double logOfScalar(double x) { return vm::log(x); }
 } // namespace
 
-void ppc_categorical_stats_from_product(int64_t K, const double* prod, double* eta, double* probs) {
+namespace {
+/// probs = prod / sum(prod) (and eta = log probs unless null); returns the sum.
+inline double normalizeProduct(int64_t K, const double* prod, double* eta, double* probs) {
   const double s = reduce8(K, [&](int64_t k) { return prod[k]; });
   const double inv = 1.0 / s;
   for (int64_t k = 0; k < K; ++k) probs[k] = prod[k] * inv;
   if (eta)
     logOfRow(K, probs, eta);
+  return s;
+}
+} // namespace
+
+void ppc_categorical_stats_from_product(int64_t K, const double* prod, double* eta, double* probs) {
+  normalizeProduct(K, prod, eta, probs);
 }
 
 double ppc_categorical_stats_from_product_lognorm(int64_t K, const double* prod, double shift, double* eta,
                                                   double* probs) {
-  const double s = reduce8(K, [&](int64_t k) { return prod[k]; });
-  const double inv = 1.0 / s;
-  for (int64_t k = 0; k < K; ++k) probs[k] = prod[k] * inv;
-  if (eta)
-    logOfRow(K, probs, eta);
-  return logOfScalar(s) + shift;
+  return logOfScalar(normalizeProduct(K, prod, eta, probs)) + shift;
 }
 
 double ppc_dot(int64_t n, const double* x, const double* y) {
