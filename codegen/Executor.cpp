@@ -465,7 +465,23 @@ std::vector<rt::PosteriorTable> Inference::posteriors() const {
         break;
       }
       case Family::Poisson: t.values.push_back(std::exp(n[0])); break;
-      default: break;
+      case Family::MvGaussian: { // from the statistics (E x, E x x^T)
+        const int64_t D = post.dimension;
+        for (int64_t i = 0; i < D; ++i)
+          t.values.push_back(s[i]);
+        for (int64_t i = 0; i < D; ++i)
+          for (int64_t j = 0; j < D; ++j)
+            t.values.push_back(s[D + i * D + j] - s[i] * s[j]);
+        break;
+      }
+      case Family::Wishart: { // dof = 2 eta2 + D + 1, scale = E[L] / dof
+        const int64_t D = post.dimension;
+        const double dof = 2 * n[D * D] + double(D + 1);
+        t.values.push_back(dof);
+        for (int64_t i = 0; i < D * D; ++i)
+          t.values.push_back(s[i] / dof);
+        break;
+      }
       }
     }
     out.push_back(std::move(t));

@@ -185,6 +185,12 @@ constexpr Pattern kPatterns[] = {
     {"ppc_gaussian_mean_avglog_obs_n", "1 X0 0 W S2 d"},
     {"ppc_gaussian_precision_avglog", "S0 S1 w d"},
     {"ppc_gaussian_precision_avglog_obs_n", "1 X0 0 W S1 d"},
+    {"ppc_mvgaussian_sample_avglog", "D0 S1 S2 w d"},
+    {"ppc_mvgaussian_mean_avglog", "D0 S0 S2 w d"},
+    {"ppc_mvgaussian_mean_avglog_obs_n", "1 D0 X0 0 W S2 d"},
+    {"ppc_mvgaussian_precision_avglog", "D0 S0 S1 w d"},
+    {"ppc_mvgaussian_precision_avglog_obs_n", "1 D0 X0 0 W S1 d"},
+    {"ppc_wishart_iso_sample_avglog", "D0 V1 V2 w d"},
     // expected log densities (ELBO terms)
     {"ppc_dirichlet_sym_avglogfactor", "D0 C1 S0"},
     {"ppc_beta_avglogfactor", "V1 V2 S0"},
@@ -197,6 +203,9 @@ constexpr Pattern kPatterns[] = {
     {"ppc_poisson_avglogfactor_obs_n", "1 X0 0 W S1"},
     {"ppc_gaussian_avglogfactor", "S0 S1 S2"},
     {"ppc_gaussian_avglogfactor_obs_n", "1 X0 0 W S1 S2"},
+    {"ppc_mvgaussian_avglogfactor", "D0 S0 S1 S2"},
+    {"ppc_mvgaussian_avglogfactor_obs_n", "1 D0 X0 0 W S1 S2"},
+    {"ppc_wishart_iso_avglogfactor", "D0 V1 V2 S0"},
     // entropies
     {"ppc_dirichlet_entropy_n", "1 D0 N0 S0"},
     {"ppc_categorical_entropy_n", "1 D0 S0"},
@@ -204,6 +213,8 @@ constexpr Pattern kPatterns[] = {
     {"ppc_gamma_entropy_n", "1 N0"},
     {"ppc_gaussian_entropy_n", "1 N0"},
     {"ppc_poisson_entropy_n", "1 N0"},
+    {"ppc_mvgaussian_entropy_n", "1 D0 N0"},
+    {"ppc_wishart_entropy_n", "1 D0 N0"},
 };
 
 const Pattern *findPattern(std::string_view kernel) {
@@ -245,8 +256,10 @@ int64_t widthOf(Family f, int64_t k) {
   case Family::Gaussian: return 2;
   case Family::Bernoulli:
   case Family::Poisson: return 1;
-  default: return 0;
+  case Family::MvGaussian: return k + k * k; // (Lambda mu, -Lambda/2) and (E x, E x x^T)
+  case Family::Wishart: return k * k + 1;    // (-S^-1/2, (nu-D-1)/2) and (E L, E log|L|)
   }
+  return 0;
 }
 
 /// An argument of a factor as the generated code reads it.
@@ -256,7 +269,7 @@ struct Source {
   int posterior = -1;           ///< Latent
   const Value *data = nullptr;  ///< Data: the bound variable
   ExprId element = kNoExpr;     ///< Latent, Data: flat element index
-  int64_t dimension = 1;        ///< Categorical dimension (Latent, Data)
+  int64_t dimension = 1;        ///< Categorical, vector or matrix dimension (Latent, Data)
 };
 
 /// Loop index -> its index expression.
@@ -762,14 +775,28 @@ private:
 
   // ---- kernel calls ----
   /// The statistics of a constant as the parent of parameter `param` of a
-  /// `family` factor (point mass: the constant operators).
-  std::vector<double> pointMass(Family family, int param, double c) {
+  /// `family` factor (point mass: the constant operators). A vector
+  /// constant is c in each of `dimension` components, a matrix one c I.
+  std::vector<double> pointMass(Family family, int param, double c, int64_t dimension) {
     const FamilySpec &fs = familySpec(family);
     Family parent = fs.params[param - 1].parents.empty() ? Family::Gaussian : fs.params[param - 1].parents[0];
+    const size_t D = size_t(dimension);
     switch (parent) {
     case Family::Gamma: return {c, std::log(c)};
     case Family::Gaussian: return {c, c * c};
     case Family::Beta: return {std::log(c), std::log1p(-c)};
+    case Family::MvGaussian: { // (E x, E x x^T)
+      std::vector<double> s(D, c);
+      s.resize(D + D * D, c * c);
+      return s;
+    }
+    case Family::Wishart: { // (E L, E log|L|)
+      std::vector<double> s(D * D + 1, 0.0);
+      for (size_t i = 0; i < D; ++i)
+        s[i * D + i] = c;
+      s[D * D] = double(dimension) * std::log(c);
+      return s;
+    }
     default: return {c};
     }
   }
@@ -925,7 +952,7 @@ private:
             noteRead(s->posterior, where);
           } else if (s->kind == Source::Constant && c == 'S' && argIndex > 0) {
             a.kind = Arg::Kind::Pointer;
-            a.buffer = constantBuffer(pointMass(role.family, argIndex, s->value));
+            a.buffer = constantBuffer(pointMass(role.family, argIndex, s->value, dimensionOf('0')));
             a.expr = p_.intConst(0);
           } else {
             fail(where, "the code generator cannot pass " + std::string(s->kind == Source::Data ? "data" : "a constant") +
@@ -952,6 +979,8 @@ private:
           a.kind = Arg::Kind::Pointer;
           a.buffer = dataBuffer(s->data, c == 'X' ? Data::Double : Data::Int);
           a.expr = s->element;
+          if (s->data->type.kind == ir::TypeKind::Vector) // a row of `dimension` components
+            a.expr = p_.mul(s->element, p_.intConst(s->dimension));
         } else if (c == 'C') { // a constant's value
           if (s->kind != Source::Constant) {
             fail(where, "internal: kernel " + std::string(kernel) + " expects a constant for argument " +
@@ -1529,7 +1558,8 @@ private:
     case Family::Gamma: statsName = "ppc_gamma_stats_n"; break;
     case Family::Poisson: statsName = "ppc_poisson_stats_n"; break;
     case Family::Gaussian: statsName = "ppc_gaussian_stats_n"; break;
-    default: fail(marg.loc, "unsupported posterior family"); return;
+    case Family::MvGaussian: statsName = "ppc_mvgaussian_stats_n"; break;
+    case Family::Wishart: statsName = "ppc_wishart_stats_n"; break;
     }
     const rt::RuntimeSymbol *stats = rt::findRuntimeKernel(statsName);
     bool product = productForm_.count(&marg) > 0;
@@ -1590,6 +1620,8 @@ private:
       s.kernel = stats;
       s.args.push_back(intArg(1));
       if (post.family == Family::Dirichlet || post.family == Family::Beta || post.family == Family::Categorical)
+        s.args.push_back(intArg(post.dimension));
+      else if (post.family == Family::MvGaussian || post.family == Family::Wishart)
         s.args.push_back(intArg(post.dimension));
       s.args.push_back(ptrArg(post.eta, row));
       s.args.push_back(ptrArg(post.stats, row));

@@ -722,6 +722,11 @@ private:
         }
       }
     }
+    std::optional<size_t> dimensionFrom; // the argument that gave MvGaussian its dimension, if not written
+    if (ok && fam == Family::MvGaussian && args.size() == 2 && !(dimensionFrom = inferDimension(args, a)))
+      ok = false;
+    if (ok && (fam == Family::MvGaussian || fam == Family::Wishart) && !checkDimensions(fam, args, dimensionFrom))
+      ok = false;
     if (!ok)
       return SValue::error();
     SValue d;
@@ -733,6 +738,59 @@ private:
     if (d.freePlates.empty())
       return materialize(d);
     return d;
+  }
+
+  /// MvGaussian(mean, precision) without a dimension takes it from a
+  /// random-variable argument (the verifier checks that both agree).
+  std::optional<size_t> inferDimension(std::vector<SValue> &args, const ast::Apply &a) {
+    for (size_t i = 0; i < args.size(); ++i)
+      if (const SValue &arg = args[i]; arg.kind == SValue::Kind::RV && arg.base->type.hasDim()) {
+        const Dim &dim = arg.base->type.dim;
+        SValue d;
+        d.kind = SValue::Kind::Det;
+        d.isLong = true;
+        d.loc = a.loc;
+        d.det = dim.value ? Operand::ofValue(dim.value) : Operand::ofInt(dim.constant);
+        if (!dim.value)
+          d.constant = double(dim.constant);
+        args.push_back(std::move(d));
+        return i;
+      }
+    diags_.error(a.loc, "MvGaussian with a constant mean and a constant precision needs its dimension: "
+                        "MvGaussian(mean, precision, dimension)");
+    return std::nullopt;
+  }
+
+  /// The random-variable arguments of MvGaussian have its dimension, and a
+  /// Wishart has more degrees of freedom than its dimension less one.
+  bool checkDimensions(Family fam, const std::vector<SValue> &args, std::optional<size_t> dimensionFrom) {
+    const SValue &dim = args[2];
+    const ParamSpec *params = familySpec(fam).params.data();
+    std::string dimension = dimensionFrom ? "the " + std::string(params[*dimensionFrom].name) + " '" +
+                                                args[*dimensionFrom].base->name + "' has dimension " +
+                                                dimText(args[*dimensionFrom].base->type.dim)
+                                          : "this MvGaussian has dimension " + sourceText(dim.loc);
+    bool ok = true;
+    if (fam == Family::MvGaussian)
+      for (size_t i = 0; i < 2; ++i) {
+        const SValue &arg = args[i];
+        if (arg.kind != SValue::Kind::RV || !arg.base->type.hasDim())
+          continue;
+        const Dim &d = arg.base->type.dim;
+        bool same = d.value ? dim.det.isValue() && dim.det.value == d.value
+                            : dim.constant && *dim.constant == double(d.constant);
+        if (!same) {
+          diags_.error(arg.loc, "MvGaussian " + std::string(params[i].name) + " '" + arg.base->name +
+                                    "' has dimension " + dimText(d) + ", but " + dimension);
+          ok = false;
+        }
+      }
+    if (fam == Family::Wishart && args[0].constant && dim.constant && !(*args[0].constant > *dim.constant - 1)) {
+      diags_.error(args[0].loc, "Wishart degrees of freedom must be greater than the dimension - 1 = " +
+                                    sourceText(dim.loc) + " - 1; got " + sourceText(args[0].loc));
+      ok = false;
+    }
+    return ok;
   }
 
   static bool samePlates(const std::vector<Operand> &a, const std::vector<Operand> &b) {
@@ -836,21 +894,13 @@ private:
         if (arg.kind == SValue::Kind::RV && arg.freeDims())
           arg.bound.push_back(idx.det);
     }
-    const FamilySpec &spec = familySpec(dist.family);
     Op *op = b_.create(OpKind::Random, dist.loc);
     op->family = dist.family;
     for (const SValue &arg : dist.args) {
       op->operands.push_back(arg.kind == SValue::Kind::Det ? arg.det : arg.element());
       op->operandLocs.push_back(arg.loc);
     }
-    Type t = Type::of(ir::supportType(spec.support));
-    if (dist.family == Family::Dirichlet) {
-      const Operand &dim = op->operands[1];
-      t.dim = dim.isValue() ? Dim::of(dim.value) : Dim::of(dim.intValue);
-    } else if (dist.family == Family::Categorical) {
-      const Operand &p = op->operands[0];
-      t.dim = p.value->type.kind == TypeKind::Simplex ? p.value->type.dim : Dim::of(2);
-    }
+    Type t = ir::randomResultType(dist.family, op->operands);
     Value *res = track(b_.addResult(op, anonymousName(), t));
     for (size_t i = 0; i < opened.size(); ++i) {
       loops_.pop_back();

@@ -177,6 +177,14 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
         diags.error(op.operandLoc(i), std::string(spec.spelling) + " " + std::string(p.name) + " must be " +
                                 describeAccepted(p) + "; got " + showOperand(o, ev, diags));
     }
+    // A Wishart needs more degrees of freedom than its dimension less one.
+    if (op.family == Family::Wishart && op.operands.size() == 3) {
+      std::optional<double> dof = operandValue(op.operands[0], ev), dim = operandValue(op.operands[2], ev);
+      if (dof && dim && !(*dof > *dim - 1))
+        diags.error(op.operandLoc(0), "Wishart degrees of freedom must be greater than the dimension - 1 = " +
+                                          showOperand(op.operands[2], ev, diags) + " - 1; got " +
+                                          showOperand(op.operands[0], ev, diags));
+    }
   });
   if (diags.errorCount() != errorsBefore)
     return std::nullopt;

@@ -11,8 +11,8 @@ TypeKind supportType(Support s) {
   case Support::Positive: return TypeKind::Positive;
   case Support::Count: return TypeKind::Count;
   case Support::Real: return TypeKind::Real;
-  case Support::Vector:
-  case Support::PDMatrix: return TypeKind::None; // not in the IR yet
+  case Support::Vector: return TypeKind::Vector;
+  case Support::PDMatrix: return TypeKind::PDMatrix;
   }
   return TypeKind::None;
 }
@@ -31,9 +31,34 @@ std::string_view typeKeyword(TypeKind k) {
   case TypeKind::Positive: return "positive";
   case TypeKind::Count: return "count";
   case TypeKind::Real: return "real";
+  case TypeKind::Vector: return "vector";
+  case TypeKind::PDMatrix: return "pdmatrix";
   case TypeKind::Cases: return "cases";
   }
   return "?";
+}
+
+Type randomResultType(Family family, const std::vector<Operand> &operands) {
+  Type t = Type::of(supportType(familySpec(family).support));
+  auto dimOf = [](const Operand &d) { return d.isValue() ? Dim::of(d.value) : Dim::of(d.intValue); };
+  switch (family) {
+  case Family::Dirichlet:
+    if (operands.size() > 1)
+      t.dim = dimOf(operands[1]);
+    break;
+  case Family::MvGaussian:
+  case Family::Wishart:
+    if (operands.size() > 2)
+      t.dim = dimOf(operands[2]);
+    break;
+  case Family::Categorical: {
+    const Operand *p = operands.empty() ? nullptr : &operands[0];
+    t.dim = p && p->isValue() && p->value->type.kind == TypeKind::Simplex ? p->value->type.dim : Dim::of(2);
+    break;
+  }
+  default: break;
+  }
+  return t;
 }
 
 std::string_view opKindName(OpKind k) {

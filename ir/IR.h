@@ -58,6 +58,8 @@ enum class TypeKind : uint8_t {
   Positive, ///< random: (0, inf)
   Count,    ///< random: {0, 1, ...}
   Real,     ///< random: real line
+  Vector,   ///< random: R^n, with n
+  PDMatrix, ///< random: n x n positive-definite matrices, with n
   Cases,    ///< gate.cases: one indicator per case of a condition, with the count
 };
 
@@ -75,12 +77,15 @@ struct Dim {
 
 struct Type {
   TypeKind kind = TypeKind::None;
-  Dim dim;                  ///< Simplex and Cat
+  Dim dim;                  ///< Simplex, Cat, Cases, Vector and PDMatrix
   static Type of(TypeKind k) { return Type{k, {}}; }
   static Type withDim(TypeKind k, Dim d) { return Type{k, d}; }
   bool isDeterministic() const { return kind == TypeKind::Long || kind == TypeKind::Double; }
-  bool isRandom() const { return kind >= TypeKind::Simplex && kind <= TypeKind::Real; }
-  bool hasDim() const { return kind == TypeKind::Simplex || kind == TypeKind::Cat || kind == TypeKind::Cases; }
+  bool isRandom() const { return kind >= TypeKind::Simplex && kind <= TypeKind::PDMatrix; }
+  bool hasDim() const {
+    return kind == TypeKind::Simplex || kind == TypeKind::Cat || kind == TypeKind::Cases || kind == TypeKind::Vector ||
+           kind == TypeKind::PDMatrix;
+  }
   friend bool operator==(const Type &a, const Type &b) {
     return a.kind == b.kind && (!a.hasDim() || a.dim == b.dim);
   }
@@ -288,6 +293,11 @@ template <typename Fn> void walk(const Region &r, Fn &&fn) {
 /// The family of the factor that defines random variable `v` (through the
 /// yields of `if`/`match`), if any.
 std::optional<Family> familyOf(const Value *v);
+
+/// The type of the variable a factor of `family` defines from these operands
+/// (its dimension from the operand that gives it: Dirichlet's and the
+/// multivariate families' dimension, a Categorical's probabilities).
+Type randomResultType(Family family, const std::vector<Operand> &operands);
 
 /// The number of elements of a known-size plate when it is a constant or a
 /// single value: `0 until N` and `1 to N` have N elements.

@@ -732,7 +732,7 @@ private:
       return fail("expected a type, got " + describe());
     static const TypeKind kinds[] = {TypeKind::Long, TypeKind::Double, TypeKind::Simplex, TypeKind::Unit,
                                      TypeKind::Cat, TypeKind::Bool, TypeKind::Positive, TypeKind::Count,
-                                     TypeKind::Real, TypeKind::Cases};
+                                     TypeKind::Real, TypeKind::Vector, TypeKind::PDMatrix, TypeKind::Cases};
     for (TypeKind k : kinds) {
       if (tok_.text != typeKeyword(k))
         continue;

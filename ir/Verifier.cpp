@@ -477,17 +477,18 @@ private:
       }
     }
     // The result type follows from the family and the operands.
-    Type expect = Type::of(supportType(spec.support));
-    if (op.family == Family::Dirichlet) {
-      const Operand &d = op.operands[1];
-      expect.dim = d.isValue() ? Dim::of(d.value) : Dim::of(d.intValue);
-    } else if (op.family == Family::Categorical) {
-      const Operand &p = op.operands[0];
-      if (p.isValue() && p.value->type.kind == TypeKind::Simplex)
-        expect.dim = p.value->type.dim;
-      else
-        expect.dim = Dim::of(2);
-    }
+    Type expect = randomResultType(op.family, op.operands);
+    if (op.family == Family::MvGaussian)
+      for (size_t i = 0; i < 2; ++i) {
+        const Operand &o = op.operands[i];
+        if (o.isValue() && o.value->type.hasDim() && !(o.value->type.dim == expect.dim))
+          argError(i, "MvGaussian " + std::string(spec.params[i].name) + " " + toString(o) + " of type " +
+                          toString(o.value->type) + " does not have the dimension " + toString(op.operands[2]));
+      }
+    if (op.family == Family::Wishart && op.operands[0].isLiteral() && op.operands[2].isLiteral() &&
+        !(op.operands[0].literal() > op.operands[2].literal() - 1))
+      argError(0, "Wishart degrees of freedom must be greater than the dimension - 1; got " +
+                      toString(op.operands[0]) + " with dimension " + toString(op.operands[2]));
     if (!(op.result()->type == expect))
       error(op, "%" + op.result()->name + " has type " + toString(op.result()->type) + " but '" +
                     std::string(spec.irName) + "' of these operands defines " + toString(expect));

@@ -138,9 +138,20 @@ public:
     // Which file binds each observed variable.
     for (const Value *v : observed) {
       std::vector<size_t> files;
+      size_t errorsBefore = errors_.size();
       for (size_t f = 0; f < tables.size(); ++f)
         if (!valueColumns(tables[f], v).empty())
           files.push_back(f);
+      if (errors_.size() != errorsBefore) // its columns are wrong, and the error says how
+        return std::nullopt;
+      if (files.empty() && v->type.kind == TypeKind::Vector) {
+        int64_t D = vectorDimension(v);
+        errors_.push_back("no data for observed variable '" + v->name + "', a vector of dimension " +
+                          std::to_string(D) + ": give columns " + v->name + "0.." + v->name + std::to_string(D - 1) +
+                          " in an --infer file, or --map " + v->name + "=COLUMN,COLUMN,... or --map " + v->name +
+                          "=PREFIX* (PREFIX0..PREFIX" + std::to_string(D - 1) + ")");
+        continue;
+      }
       if (files.empty()) {
         errors_.push_back("no data for observed variable '" + v->name + "': give a column named '" + v->name +
                           "' in an --infer file, or --map " + v->name + "=COLUMN");
@@ -194,7 +205,7 @@ private:
           return false;
         }
         splitFile = f;
-        bool wide = valueColumns(tables[f], first).size() > 1;
+        bool wide = first->type.kind != TypeKind::Vector && valueColumns(tables[f], first).size() > 1;
         if (first->dims.size() > 1 || !wide) // the plate is not the file's only row plate: by its index column
           if (std::optional<Column> key = indexColumn(tables[f], part.plate, first))
             how.key = key->name;
@@ -238,6 +249,8 @@ private:
   std::vector<Column> valueColumns(const CsvTable &t, const Value *v) {
     auto it = opts_.map.find(v->name);
     std::string name = it == opts_.map.end() ? v->name : it->second;
+    if (v->type.kind == TypeKind::Vector)
+      return vectorColumns(t, v, name, it != opts_.map.end());
     if (!name.empty() && name.back() == '*') {
       std::string prefix = name.substr(0, name.size() - 1);
       return wideColumns(t, v, prefix);
@@ -247,6 +260,57 @@ private:
     if (it == opts_.map.end())
       return wideColumns(t, v, v->name);
     return {};
+  }
+
+  /// The D components of a vector-valued variable: D columns named
+  /// NAME0, NAME1, ... (NAME is the variable's, or P in --map v=P*), or the
+  /// comma-separated list of --map v=a,b,c (one name when D = 1).
+  std::vector<Column> vectorColumns(const CsvTable &t, const Value *v, const std::string &name, bool mapped) {
+    int64_t D = vectorDimension(v);
+    std::vector<std::string> names;
+    if (mapped && (name.empty() || name.back() != '*')) {
+      size_t start = 0;
+      while (true) {
+        size_t comma = name.find(',', start);
+        names.push_back(name.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (comma == std::string::npos)
+          break;
+        start = comma + 1;
+      }
+    } else {
+      std::string prefix = !name.empty() && name.back() == '*' ? name.substr(0, name.size() - 1) : name;
+      for (int64_t i = 0; i < D; ++i)
+        names.push_back(prefix + std::to_string(i));
+    }
+    std::vector<Column> cols;
+    for (const std::string &n : names)
+      if (const std::vector<double> *c = t.column(n))
+        cols.push_back(Column{c, n, position(t, n)});
+    if (cols.empty())
+      return {};
+    if (int64_t(cols.size()) != D || cols.size() != names.size()) {
+      std::string missing;
+      for (const std::string &n : names)
+        if (!t.column(n))
+          missing += (missing.empty() ? "" : ", ") + n;
+      addErrorOnce(t.path + ": '" + v->name + "' is a vector of dimension " + std::to_string(D) + " and takes " +
+                        std::to_string(D) + " columns; " +
+                        (int64_t(names.size()) != D ? "--map " + v->name + "=" + name + " names " +
+                                                          std::to_string(names.size())
+                                                    : "missing: " + missing));
+      return {};
+    }
+    return cols;
+  }
+
+  void addErrorOnce(const std::string &e) {
+    if (std::find(errors_.begin(), errors_.end(), e) == errors_.end())
+      errors_.push_back(e);
+  }
+
+  int64_t vectorDimension(const Value *v) const {
+    const ir::Dim &d = v->type.dim;
+    return d.isConstant() ? d.constant : ev_.valueOf(d.value).value_or(0);
   }
 
   std::vector<Column> wideColumns(const CsvTable &t, const Value *v, const std::string &prefix) {
@@ -293,9 +357,10 @@ private:
 
   void bindFile(const CsvTable &t, const std::vector<const Value *> &vars) {
     const Value *first = vars.front();
-    bool wide = valueColumns(t, first).size() > 1 || (!first->dims.empty() && !isDataPlate(first->dims.back()) &&
-                                                      opts_.map.count(first->name) &&
-                                                      opts_.map.at(first->name).back() == '*');
+    bool wide = first->type.kind != TypeKind::Vector &&
+                (valueColumns(t, first).size() > 1 || (!first->dims.empty() && !isDataPlate(first->dims.back()) &&
+                                                       opts_.map.count(first->name) &&
+                                                       opts_.map.at(first->name).back() == '*'));
     for (const Value *v : vars)
       if (v->dims != first->dims) {
         errors_.push_back(t.path + ": '" + first->name + "' and '" + v->name +
@@ -477,7 +542,8 @@ private:
       return x > 0 ? "" : fmt(x) + " is not positive (Gamma '" + v->name + "')";
     case TypeKind::Unit:
       return x > 0 && x < 1 ? "" : fmt(x) + " is not in (0, 1) (Beta '" + v->name + "')";
-    case TypeKind::Real: return "";
+    case TypeKind::Real:
+    case TypeKind::Vector: return "";
     default: return "'" + v->name + "' cannot be observed from a CSV column";
     }
   }

@@ -39,13 +39,19 @@ constexpr ParamSpec kGaussianParams[] = {
     {"precision", ConstantDomain::Positive, kGammaParent},
 };
 
+// The language has no vector or matrix literals: a constant mean is the same
+// number in every component and a constant precision or scale is a multiple
+// of the identity. The dimension may be left out where a random-variable
+// argument gives it.
 constexpr ParamSpec kMvGaussianParams[] = {
-    {"mean", ConstantDomain::Matrix, kMvGaussianParent},
-    {"precision", ConstantDomain::Matrix, kWishartParent},
+    {"mean", ConstantDomain::EveryComponent, kMvGaussianParent},
+    {"precision", ConstantDomain::TimesIdentity, kWishartParent},
+    {"dimension", ConstantDomain::Dimension, {}},
 };
 constexpr ParamSpec kWishartParams[] = {
     {"degrees of freedom", ConstantDomain::Positive, {}},
-    {"scale", ConstantDomain::Matrix, {}},
+    {"scale", ConstantDomain::TimesIdentity, {}},
+    {"dimension", ConstantDomain::Dimension, {}},
 };
 
 constexpr FamilySpec kFamilies[kNumFamilies] = {
@@ -56,8 +62,8 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Gamma, "Gamma", "gamma", Support::Positive, kGammaParams, 2},
     {Family::Poisson, "Poisson", "poisson", Support::Count, kPoissonParams, 1},
     {Family::Gaussian, "Gaussian", "gaussian", Support::Real, kGaussianParams, 2},
-    {Family::MvGaussian, "", "", Support::Vector, kMvGaussianParams, 2},
-    {Family::Wishart, "", "", Support::PDMatrix, kWishartParams, 2},
+    {Family::MvGaussian, "MvGaussian", "mvgaussian", Support::Vector, kMvGaussianParams, 2},
+    {Family::Wishart, "Wishart", "wishart", Support::PDMatrix, kWishartParams, 3},
 };
 
 // ---- VMP operators. Argument 0 is the sample; reads name the arguments whose
@@ -102,9 +108,11 @@ constexpr MessageOperator kGaussianMsgs[] = {
 
 constexpr MessageOperator kMvGaussianMsgs[] = {
     {"ppc_mvgaussian_sample_avglog", "", kGaussianToSample},
-    {"ppc_mvgaussian_mean_avglog", "", kGaussianToMean},
-    {"ppc_mvgaussian_precision_avglog", "", kGaussianToPrecision}};
-constexpr MessageOperator kWishartMsgs[] = {{"ppc_wishart_sample_avglog", "", kNone}, kNoMessage, kNoMessage};
+    {"ppc_mvgaussian_mean_avglog", "ppc_mvgaussian_mean_avglog_obs_n", kGaussianToMean},
+    {"ppc_mvgaussian_precision_avglog", "ppc_mvgaussian_precision_avglog_obs_n", kGaussianToPrecision},
+    kNoMessage};
+constexpr MessageOperator kWishartMsgs[] = {
+    {"ppc_wishart_iso_sample_avglog", "", kNone}, kNoMessage, kNoMessage, kNoMessage};
 
 constexpr FactorOperators kOperators[kNumFamilies] = {
     {Family::Dirichlet, kDirichletMsgs, "ppc_dirichlet_sym_avglogfactor", "", kReadSampleOnly},
@@ -116,8 +124,9 @@ constexpr FactorOperators kOperators[kNumFamilies] = {
     {Family::Gamma, kGammaMsgs, "ppc_gamma_avglogfactor", "ppc_gamma_avglogfactor_obs_n", kReadSampleAnd2},
     {Family::Poisson, kPoissonMsgs, "ppc_poisson_avglogfactor", "ppc_poisson_avglogfactor_obs_n", kReadSampleAnd1},
     {Family::Gaussian, kGaussianMsgs, "ppc_gaussian_avglogfactor", "ppc_gaussian_avglogfactor_obs_n", kGaussianElbo},
-    {Family::MvGaussian, kMvGaussianMsgs, "ppc_mvgaussian_avglogfactor", "", kGaussianElbo},
-    {Family::Wishart, kWishartMsgs, "ppc_wishart_avglogfactor", "", kReadSampleOnly},
+    {Family::MvGaussian, kMvGaussianMsgs, "ppc_mvgaussian_avglogfactor", "ppc_mvgaussian_avglogfactor_obs_n",
+     kGaussianElbo},
+    {Family::Wishart, kWishartMsgs, "ppc_wishart_iso_avglogfactor", "", kReadSampleOnly},
 };
 
 constexpr GateOperator kGates[] = {
@@ -158,8 +167,8 @@ std::string_view entropyKernel(Family f) {
   case Family::Gamma: return "ppc_gamma_entropy_n";
   case Family::Poisson: return "ppc_poisson_entropy_n";
   case Family::Gaussian: return "ppc_gaussian_entropy_n";
-  case Family::MvGaussian: return "ppc_mvgaussian_entropy";
-  case Family::Wishart: return "ppc_wishart_entropy";
+  case Family::MvGaussian: return "ppc_mvgaussian_entropy_n";
+  case Family::Wishart: return "ppc_wishart_entropy_n";
   }
   return "";
 }
@@ -227,6 +236,8 @@ bool supportFits(const ParamSpec &p, Support s) {
   switch (p.constant) {
   case ConstantDomain::Positive: return s == Support::Positive || s == Support::Unit || s == Support::Count;
   case ConstantDomain::Probability: return s == Support::Unit;
+  case ConstantDomain::EveryComponent: return s == Support::Vector;
+  case ConstantDomain::TimesIdentity: return s == Support::PDMatrix;
   case ConstantDomain::Real:
     return s == Support::Real || s == Support::Positive || s == Support::Unit || s == Support::Count;
   default: return false;
@@ -240,9 +251,10 @@ bool constantInDomain(ConstantDomain d, double v) {
   case ConstantDomain::Positive: return v > 0;
   case ConstantDomain::Probability: return v >= 0 && v <= 1;
   case ConstantDomain::Dimension: return v >= 1 && v == std::floor(v);
-  case ConstantDomain::Real: return true;
-  case ConstantDomain::None:
-  case ConstantDomain::Matrix: return false;
+  case ConstantDomain::Real:
+  case ConstantDomain::EveryComponent: return true;
+  case ConstantDomain::TimesIdentity: return v > 0;
+  case ConstantDomain::None: return false;
   }
   return false;
 }
@@ -255,7 +267,8 @@ std::string describeAccepted(const ParamSpec &p) {
   case ConstantDomain::Probability: out = "a constant in [0, 1]"; break;
   case ConstantDomain::Real: out = "a constant"; break;
   case ConstantDomain::Dimension: out = "a Long constant >= 1"; break;
-  case ConstantDomain::Matrix: out = "a constant vector or matrix"; break;
+  case ConstantDomain::EveryComponent: out = "a constant (the same in every component)"; break;
+  case ConstantDomain::TimesIdentity: out = "a positive constant (times the identity matrix)"; break;
   }
   if (!p.parents.empty()) {
     if (!out.empty())

@@ -31,8 +31,8 @@ enum class Family : uint8_t {
   Gamma,
   Poisson,
   Gaussian,
-  MvGaussian, ///< runtime and catalogue only: the language has no vector constants yet
-  Wishart,    ///< runtime and catalogue only
+  MvGaussian,
+  Wishart,
 };
 constexpr unsigned kNumFamilies = 9;
 
@@ -56,7 +56,8 @@ enum class ConstantDomain : uint8_t {
   Probability, ///< a number in [0, 1]
   Real,        ///< any finite number
   Dimension,   ///< an integer (Long) >= 1, known before inference
-  Matrix,      ///< a constant vector or positive-definite matrix (MvGaussian, Wishart)
+  EveryComponent, ///< any finite number, the same in every component of a vector (MvGaussian's mean)
+  TimesIdentity,  ///< a number > 0 times the identity matrix (a precision or scale matrix)
 };
 
 struct ParamSpec {

@@ -3,6 +3,7 @@
 
 #include "runtime/VecMath.h"
 #include <cmath>
+#include <cstdlib>
 
 namespace {
 
@@ -949,6 +950,138 @@ double ppc_wishart_avglogfactor(int64_t D, double nu, const double* S_inv, doubl
     for (int64_t j = 0; j < D; ++j) tr += S_inv[i * D + j] * stats_L[j * D + i];
   return 0.5 * (nu - static_cast<double>(D) - 1.0) * stats_L[D * D] - 0.5 * tr -
          ppc_wishart_lognorm_params(D, nu, logdet_S);
+}
+
+// ---- plate-slice forms (what the generated code calls) ----
+
+namespace {
+// Scratch for the row kernels below: PPC_MV_SCRATCH(D) doubles, freed on return.
+struct MvScratch {
+  double* p;
+  explicit MvScratch(int64_t D)
+      : p(static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(PPC_MV_SCRATCH(D) + D * D + 1)))) {}
+  ~MvScratch() { std::free(p); }
+};
+// (x - E m)^T A (x - E m) and tr(A Cov m) without forming Cov m: Cov m = E mm^T - E m E m^T.
+inline double covTrace(int64_t D, const double* A, const double* em, const double* emm) {
+  double tr = 0.0;
+  for (int64_t i = 0; i < D; ++i) {
+    const double* a = A + i * D;
+    const double* c = emm + i * D;
+    double s = 0.0;
+    for (int64_t j = 0; j < D; ++j) s += a[j] * (c[j] - em[i] * em[j]);
+    tr += s;
+  }
+  return tr;
+}
+inline double quadForm(int64_t D, const double* A, const double* x, const double* em) {
+  double q = 0.0;
+  for (int64_t i = 0; i < D; ++i) {
+    const double* a = A + i * D;
+    double s = 0.0;
+    for (int64_t j = 0; j < D; ++j) s += a[j] * (x[j] - em[j]);
+    q += (x[i] - em[i]) * s;
+  }
+  return q;
+}
+}  // namespace
+
+PPC_ROW_KERNEL void ppc_mvgaussian_stats_n(int64_t n, int64_t D, const double* eta, double* stats) {
+  const int64_t width = D + D * D;
+  MvScratch scratch(D);
+  for (int64_t i = 0; i < n; ++i)
+    if (ppc_mvgaussian_stats(D, eta + i * width, stats + i * width, scratch.p))
+      for (int64_t j = 0; j < width; ++j) stats[i * width + j] = vm::kNaN;
+}
+
+PPC_ROW_KERNEL double ppc_mvgaussian_entropy_n(int64_t n, int64_t D, const double* eta) {
+  MvScratch scratch(D);
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += ppc_mvgaussian_entropy(D, eta + i * (D + D * D), scratch.p);
+  return total;
+}
+
+PPC_ROW_KERNEL void ppc_mvgaussian_mean_avglog_obs_n(int64_t n, int64_t D, const double* x, const int64_t* pidx,
+                                                     const double* w, const double* stats_prec, double* dst) {
+  const int64_t width = D + D * D, pwidth = D * D + 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = row(pidx, i);
+    const double wi = weight(w, i);
+    const double* L = stats_prec + r * pwidth;
+    const double* xi = x + i * D;
+    double* d = dst + r * width;
+    for (int64_t a = 0; a < D; ++a) {
+      double s = 0.0;
+      for (int64_t b = 0; b < D; ++b) s += L[a * D + b] * xi[b];
+      d[a] += wi * s;
+    }
+    const double h = -0.5 * wi;
+    for (int64_t j = 0; j < D * D; ++j) d[D + j] += h * L[j];
+  }
+}
+
+PPC_ROW_KERNEL void ppc_mvgaussian_precision_avglog_obs_n(int64_t n, int64_t D, const double* x,
+                                                          const int64_t* pidx, const double* w,
+                                                          const double* stats_mean, double* dst) {
+  const int64_t width = D + D * D, pwidth = D * D + 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = row(pidx, i);
+    const double h = -0.5 * weight(w, i);
+    const double* em = stats_mean + r * width;
+    const double* emm = em + D;
+    const double* xi = x + i * D;
+    double* d = dst + r * pwidth;
+    for (int64_t a = 0; a < D; ++a) {
+      const double ya = xi[a] - em[a];
+      for (int64_t b = 0; b < D; ++b)
+        d[a * D + b] += h * (ya * (xi[b] - em[b]) + emm[a * D + b] - em[a] * em[b]);
+    }
+    d[D * D] -= h;
+  }
+}
+
+PPC_ROW_KERNEL double ppc_mvgaussian_avglogfactor_obs_n(int64_t n, int64_t D, const double* x, const int64_t* pidx,
+                                                        const double* w, const double* stats_mean,
+                                                        const double* stats_prec) {
+  const int64_t width = D + D * D, pwidth = D * D + 1;
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = row(pidx, i);
+    const double* em = stats_mean + r * width;
+    const double* L = stats_prec + r * pwidth;
+    const double q = quadForm(D, L, x + i * D, em) + covTrace(D, L, em, em + D);
+    total += weight(w, i) * (0.5 * (L[D * D] - static_cast<double>(D) * kLog2Pi) - 0.5 * q);
+  }
+  return total;
+}
+
+PPC_ROW_KERNEL void ppc_wishart_stats_n(int64_t n, int64_t D, const double* eta, double* stats) {
+  const int64_t width = D * D + 1;
+  MvScratch scratch(D);
+  for (int64_t i = 0; i < n; ++i)
+    if (ppc_wishart_stats(D, eta + i * width, stats + i * width, scratch.p))
+      for (int64_t j = 0; j < width; ++j) stats[i * width + j] = vm::kNaN;
+}
+
+PPC_ROW_KERNEL double ppc_wishart_entropy_n(int64_t n, int64_t D, const double* eta) {
+  MvScratch scratch(D);
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += ppc_wishart_entropy(D, eta + i * (D * D + 1), scratch.p);
+  return total;
+}
+
+void ppc_wishart_iso_sample_avglog(int64_t D, double nu, double s, double w, double* dst) {
+  const double h = -0.5 * w / s;
+  for (int64_t i = 0; i < D; ++i) dst[i * D + i] += h;
+  dst[D * D] += 0.5 * w * (nu - static_cast<double>(D) - 1.0);
+}
+
+double ppc_wishart_iso_avglogfactor(int64_t D, double nu, double s, const double* stats_L) {
+  double tr = 0.0;
+  for (int64_t i = 0; i < D; ++i) tr += stats_L[i * D + i];
+  const double dd = static_cast<double>(D);
+  return 0.5 * (nu - dd - 1.0) * stats_L[D * D] - 0.5 * tr / s -
+         ppc_wishart_lognorm_params(D, nu, dd * vm::log(s));
 }
 
 // ===== Mixture inner loop =====

@@ -63,11 +63,13 @@
 //    t const or Gamma)    | t      | ppc_gaussian_precision_avglog[_obs_n] | stats(x), stats(m)
 //                         | ELBO   | ppc_gaussian_avglogfactor[_obs_n] | stats(x), stats(m), stats(t)
 //  x ~ MvGaussian(m, L)   | x      | ppc_mvgaussian_sample_avglog      | stats(m), stats(L)
-//   (m const or MvGauss.; | m      | ppc_mvgaussian_mean_avglog        | stats(x), stats(L)
-//    L const or Wishart)  | L      | ppc_mvgaussian_precision_avglog   | stats(x), stats(m)
-//                         | ELBO   | ppc_mvgaussian_avglogfactor       | stats(x), stats(m), stats(L)
+//   (m const or MvGauss.; | m      | ppc_mvgaussian_mean_avglog[_obs_n] | stats(x), stats(L)
+//    L const or Wishart)  | L      | ppc_mvgaussian_precision_avglog[_obs_n] | stats(x), stats(m)
+//                         | ELBO   | ppc_mvgaussian_avglogfactor[_obs_n] | stats(x), stats(m), stats(L)
 //  L ~ Wishart(nu, S)     | L      | ppc_wishart_sample_avglog         | const nu, S^-1
+//                         |        | ppc_wishart_iso_sample_avglog     | const nu, s (S = s I)
 //                         | ELBO   | ppc_wishart_avglogfactor          | const nu, S^-1, log|S|, stats(L)
+//                         |        | ppc_wishart_iso_avglogfactor      | const nu, s, stats(L)
 //  x ~ Categorical(phi(z))| z, th, | ppc_lda_token / ppc_lda_doc       | stats(theta), stats(phi)[.,x]
 //   z ~ Categorical(th)   | phi    |   (writes q(z) to r; accumulates into theta's and phi's eta)
 //  cases(c), branches k   | c      | ppc_cases_selector_avglog (K-ary), ppc_cases_bernoulli_avglog
@@ -314,7 +316,30 @@ void ppc_mvgaussian_precision_avglog(int64_t D, const double* stats_x, const dou
 double ppc_mvgaussian_avglogfactor(int64_t D, const double* stats_x, const double* stats_mean,
                                    const double* stats_prec);
 
+/// n posteriors (rows of D + D*D): stats(eta) row by row; a row whose -2 eta2 is
+/// not SPD gets NaN statistics (which the ELBO then reports).
+void ppc_mvgaussian_stats_n(int64_t n, int64_t D, const double* eta, double* stats);
+/// the sum of the n rows' entropies (NaN when one is not SPD)
+double ppc_mvgaussian_entropy_n(int64_t n, int64_t D, const double* eta);
+/// observed x_i (rows of D) with weights w_i, parent rows pidx_i (null: all row 0):
+///   -> m: dst[r] += w_i (E L_r x_i, -E L_r / 2)
+void ppc_mvgaussian_mean_avglog_obs_n(int64_t n, int64_t D, const double* x, const int64_t* pidx, const double* w,
+                                      const double* stats_prec, double* dst);
+///   -> L: dst[r] += w_i (-((x_i - E m)(x_i - E m)^T + Cov m)/2, 1/2)
+void ppc_mvgaussian_precision_avglog_obs_n(int64_t n, int64_t D, const double* x, const int64_t* pidx,
+                                           const double* w, const double* stats_mean, double* dst);
+///   sum_i w_i ((E log|L| - D log 2 pi)/2 - ((x_i - E m)^T E L (x_i - E m) + tr(E L Cov m))/2)
+double ppc_mvgaussian_avglogfactor_obs_n(int64_t n, int64_t D, const double* x, const int64_t* pidx,
+                                         const double* w, const double* stats_mean, const double* stats_prec);
+
 // ===== Wishart(dof nu, scale S), dimension D; scratch: PPC_MV_SCRATCH(D) doubles =====
+/// n posteriors (rows of D*D + 1): stats (E L, E log|L|); NaN rows when not a Wishart
+void ppc_wishart_stats_n(int64_t n, int64_t D, const double* eta, double* stats);
+double ppc_wishart_entropy_n(int64_t n, int64_t D, const double* eta);
+/// Wishart(nu, s I) -> L: dst += w * (-I/(2 s), (nu - D - 1)/2)
+void ppc_wishart_iso_sample_avglog(int64_t D, double nu, double s, double w, double* dst);
+/// E log Wishart(L | nu, s I) = (nu-D-1)/2 E log|L| - tr(E L)/(2 s) - A(nu, s I)
+double ppc_wishart_iso_avglogfactor(int64_t D, double nu, double s, const double* stats_L);
 /// returns 1 (stats unspecified) when -2 eta1 is not SPD
 int ppc_wishart_stats(int64_t D, const double* eta, double* stats, double* scratch);
 /// A = nu/2 log|S| + nu D/2 log 2 + log Gamma_D(nu/2) (NaN when not SPD)

@@ -93,8 +93,20 @@ std::vector<std::string> posteriorColumns(Family f, int64_t dimension) {
   case Family::Bernoulli: return {"p"};
   case Family::Categorical: return indexed("p_");
   case Family::Poisson: return {"rate"};
-  case Family::MvGaussian: return indexed("mean_");
-  case Family::Wishart: return {"dof"};
+  case Family::MvGaussian: { // the mean vector and the covariance matrix (row-major)
+    std::vector<std::string> cols = indexed("mean_");
+    for (int64_t i = 0; i < dimension; ++i)
+      for (int64_t j = 0; j < dimension; ++j)
+        cols.push_back("cov_" + std::to_string(i) + "_" + std::to_string(j));
+    return cols;
+  }
+  case Family::Wishart: { // Wishart(dof, scale): E[L] = dof * scale
+    std::vector<std::string> cols = {"dof"};
+    for (int64_t i = 0; i < dimension; ++i)
+      for (int64_t j = 0; j < dimension; ++j)
+        cols.push_back("scale_" + std::to_string(i) + "_" + std::to_string(j));
+    return cols;
+  }
   }
   return {};
 }

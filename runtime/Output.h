@@ -27,7 +27,7 @@ namespace ppc::rt {
 struct PosteriorTable {
   std::string variable;
   Family family = Family::Gaussian;
-  int64_t dimension = 1; ///< K for Dirichlet and Categorical
+  int64_t dimension = 1; ///< K for Dirichlet and Categorical, D for MvGaussian and Wishart
   std::vector<double> values; ///< row-major, rows x columns
 };
 

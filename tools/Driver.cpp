@@ -105,7 +105,8 @@ void printPosterior(const rt::PosteriorTable &t, const std::vector<std::string> 
     std::vector<std::string> cols = rt::posteriorColumns(t.family, t.dimension);
     size_t rows = cols.empty() ? 0 : t.values.size() / cols.size();
     os << t.variable << ": " << familySpec(t.family).spelling;
-    if (t.family == Family::Dirichlet || t.family == Family::Categorical)
+    if (t.family == Family::Dirichlet || t.family == Family::Categorical || t.family == Family::MvGaussian ||
+        t.family == Family::Wishart)
       os << "<" << t.dimension << ">";
     os << " posterior, " << rows << (rows == 1 ? " element" : " elements") << "\n";
     bool topWords = t.family == Family::Dirichlet && !vocab.empty() && int64_t(vocab.size()) == t.dimension;

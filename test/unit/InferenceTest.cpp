@@ -12,6 +12,7 @@
 #include "runtime/Binding.h"
 #include "tools/Driver.h"
 
+#include <Eigen/Dense>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -224,6 +225,75 @@ TEST(Inference, GammaPoissonIsExact) {
   EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
 }
 
+// Multivariate: two points in R^2 with a known isotropic precision; the mean
+// vector's posterior is exact, and the ELBO is the log evidence: each
+// coordinate of the data is N(m0 1, I/c + 1 1^T/p0) on its own.
+TEST(Inference, MvGaussianMeanWithKnownPrecisionIsExact) {
+  const double X[3][2] = {{0.3, -1.2}, {2.0, 0.5}, {1.1, 0.4}};
+  const double m0 = 0.5, p0 = 0.2, c = 3.0;
+  std::string csv = "a,b\n";
+  for (auto &x : X)
+    csv += std::to_string(x[0]) + "," + std::to_string(x[1]) + "\n";
+  FitOptions o = tight();
+  o.map["x"] = "a,b";
+  auto f = fit("@Model class M() {\n"
+               "  val mu = MvGaussian(0.5, 0.2, 2)\n"
+               "  val x = ?.map(_ => MvGaussian(mu, 3.0))\n"
+               "}\n",
+               {tempFile("mvknown.csv", csv)}, o);
+  ASSERT_TRUE(f->ok) << f->error;
+  const double n = 3, prec = p0 + n * c;
+  double logEvidence = 0;
+  for (int d = 0; d < 2; ++d) {
+    double sum = 0;
+    Eigen::MatrixXd C = Eigen::MatrixXd::Identity(3, 3) / c + Eigen::MatrixXd::Constant(3, 3, 1.0 / p0);
+    Eigen::VectorXd r(3);
+    for (int i = 0; i < 3; ++i) {
+      sum += X[i][d];
+      r[i] = X[i][d] - m0;
+    }
+    EXPECT_NEAR(f->stats("mu")[d], (p0 * m0 + c * sum) / prec, 1e-12);
+    Eigen::LLT<Eigen::MatrixXd> llt(C);
+    double logdet = 2 * Eigen::MatrixXd(llt.matrixL()).diagonal().array().log().sum();
+    logEvidence += -0.5 * (3 * std::log(2 * M_PI) + logdet + r.dot(llt.solve(r)));
+  }
+  // Covariance of q(mu): I / prec.
+  const double *s = f->stats("mu");
+  EXPECT_NEAR(s[2] - s[0] * s[0], 1 / prec, 1e-12);
+  EXPECT_NEAR(s[3] - s[0] * s[1], 0.0, 1e-12);
+  EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
+}
+
+// A Wishart precision with a known mean: q(L) = Wishart(nu + n, (S^-1 + A)^-1)
+// with A = sum (x - m)(x - m)^T, and the ELBO is the log evidence
+//   -nD/2 log pi + log G_D((nu+n)/2) - log G_D(nu/2) + (nu+n)/2 log|S_n| - nu/2 log|S|.
+TEST(Inference, WishartPrecisionWithKnownMeanIsExact) {
+  const double X[4][2] = {{0.3, -1.2}, {2.0, 0.5}, {1.1, 0.4}, {-0.7, 1.9}};
+  const double m = 1.0, nu = 4.0, s = 0.5;
+  std::string csv = "x0,x1\n";
+  Eigen::Matrix2d A = Eigen::Matrix2d::Zero();
+  for (auto &x : X) {
+    csv += std::to_string(x[0]) + "," + std::to_string(x[1]) + "\n";
+    Eigen::Vector2d r(x[0] - m, x[1] - m);
+    A += r * r.transpose();
+  }
+  auto f = fit("@Model class M() {\n"
+               "  val L = Wishart(4.0, 0.5, 2)\n"
+               "  val x = ?.map(_ => MvGaussian(1.0, L))\n"
+               "}\n",
+               {tempFile("wknown.csv", csv)}, tight());
+  ASSERT_TRUE(f->ok) << f->error;
+  const double n = 4;
+  Eigen::Matrix2d Sn = (Eigen::Matrix2d::Identity() / s + A).inverse();
+  const double *st = f->stats("L");
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(st[i], (nu + n) * Sn(i / 2, i % 2), 1e-12);
+  auto lmvgamma = [](double a) { return 0.5 * std::log(M_PI) + std::lgamma(a) + std::lgamma(a - 0.5); };
+  double logEvidence = -n * std::log(M_PI) + lmvgamma((nu + n) / 2) - lmvgamma(nu / 2) +
+                       (nu + n) / 2 * std::log(Sn.determinant()) - nu / 2 * 2 * std::log(s);
+  EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
+}
+
 // ---- published values -----------------------------------------------------------
 
 // Infer.NET's VMP test "Gaussian with unknown mean and precision, one point".
@@ -293,6 +363,63 @@ TEST(Inference, OldFaithfulHasTwoClusters) {
   EXPECT_NEAR(w1, 80.0, 0.5);
 }
 
+// In one dimension a Wishart(2a, 1/(2b)) precision is a Gamma(a, b) one and
+// MvGaussian is Gaussian: the full-covariance mixture on one column of Old
+// Faithful must run the univariate mixture's iterations exactly.
+TEST(Inference, OneDimensionalFullMixtureIsTheUnivariateMixture) {
+  FitOptions o;
+  o.run.maxIterations = 30;
+  o.run.tolerance = 0;
+  auto uni = fit("@Model class M(K: Long = 2) {\n"
+                 "  val weights = Dirichlet(1.0, K)\n"
+                 "  val mean = (0L until K).map(_ => Gaussian(3.5, 0.1))\n"
+                 "  val prec = (0L until K).map(_ => Gamma(1.5, 2.0))\n"
+                 "  val cluster = ?.map(_ => Categorical(weights))\n"
+                 "  val eruptions = cluster.map(z => Gaussian(mean(z), prec(z)))\n"
+                 "}\n",
+                 {examplePath("data/faithful.csv")}, o);
+  o.map["eruptions"] = "eruptions";
+  auto full = fit("@Model class M(K: Long = 2) {\n"
+                  "  val weights = Dirichlet(1.0, K)\n"
+                  "  val mean = (0L until K).map(_ => MvGaussian(3.5, 0.1, 1))\n"
+                  "  val prec = (0L until K).map(_ => Wishart(3.0, 0.25, 1))\n"
+                  "  val cluster = ?.map(_ => Categorical(weights))\n"
+                  "  val eruptions = cluster.map(z => MvGaussian(mean(z), prec(z)))\n"
+                  "}\n",
+                  {examplePath("data/faithful.csv")}, o);
+  ASSERT_TRUE(uni->ok) << uni->error;
+  ASSERT_TRUE(full->ok) << full->error;
+  ASSERT_EQ(uni->summary.elbo.size(), full->summary.elbo.size());
+  for (size_t i = 0; i < uni->summary.elbo.size(); ++i)
+    EXPECT_NEAR(full->summary.elbo[i], uni->summary.elbo[i], 1e-9 * std::abs(uni->summary.elbo[i])) << i;
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_NEAR(full->stats("mean", k)[0], uni->stats("mean", k)[0], 1e-9);
+    EXPECT_NEAR(full->stats("prec", k)[0], uni->stats("prec", k)[0], 1e-9);
+  }
+}
+
+// Full covariance on both columns: the two eruption types, now with their
+// correlation (R's faithful: about 2.04 / 54.5 and 4.29 / 80.0).
+TEST(Inference, OldFaithfulFullCovarianceHasTwoClusters) {
+  FitOptions o;
+  o.map["x"] = "eruptions,waiting";
+  o.params = {{"K", "2"}};
+  auto f = fit(readAll(examplePath("gaussian_mixture_full.ppl")), {examplePath("data/faithful.csv")}, o);
+  ASSERT_TRUE(f->ok) << f->error;
+  EXPECT_TRUE(f->summary.converged);
+  const double *a = f->stats("mean", 0), *b = f->stats("mean", 1);
+  if (a[0] > b[0])
+    std::swap(a, b);
+  EXPECT_NEAR(a[0], 2.04, 0.05);
+  EXPECT_NEAR(a[1], 54.5, 0.5);
+  EXPECT_NEAR(b[0], 4.29, 0.05);
+  EXPECT_NEAR(b[1], 80.0, 0.5);
+  // Within each cluster, duration and waiting time are positively correlated:
+  // the precision matrix's off-diagonal entry is negative.
+  for (int k = 0; k < 2; ++k)
+    EXPECT_LT(f->stats("precision", k)[1], 0.0);
+}
+
 TEST(Inference, SameSeedSameAnswerOtherSeedOtherStart) {
   FitOptions o;
   o.run.maxIterations = 3;
@@ -326,6 +453,9 @@ std::vector<Example> examples() {
       {"dirichlet_multinomial_mixture.ppl", {examplePath("data/ap_small_d200_w500.csv")},
        {{"z", "doc"}, {"x", "word"}}, {{"V", "500"}}, "count"},
       {"gaussian_mixture.ppl", {examplePath("data/faithful.csv")}, {}, {}, std::nullopt},
+      {"gaussian_mixture_full.ppl", {examplePath("data/faithful.csv")}, {{"x", "eruptions,waiting"}}, {}, std::nullopt},
+      {"gaussian_mixture_full.ppl", {examplePath("data/digits_counts.csv")}, {{"x", "p*"}},
+       {{"K", "4"}, {"D", "64"}, {"nu0", "64"}, {"s0", "0.01"}, {"p0", "0.01"}}, std::nullopt},
       {"clinical_trial.ppl", {examplePath("data/clinical_trial.csv")}, {{"g", "group"}}, {}, std::nullopt},
       {"bernoulli_mixture.ppl", {examplePath("data/digits_binary.csv")}, {{"x", "p*"}}, {}, std::nullopt},
       {"poisson_gamma.ppl", {examplePath("data/digits_counts.csv")}, {{"x", "p*"}}, {}, std::nullopt},

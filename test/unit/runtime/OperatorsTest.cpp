@@ -731,6 +731,154 @@ TEST(Gates, SelectorMessagesAndBranchAccumulation) {
   for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(acc[i], 1.0 + 0.7 * msg[i]);
 }
 
+// ---- The plate-slice forms the generated code calls, against the kernels
+// above (tested against brute force): a batch of observed rows equals the
+// sum of the latent kernels at those rows' point masses.
+
+struct MvCase {
+  int64_t D = 3;
+  std::vector<double> meanStats, precStats; // two parent rows each
+  std::vector<double> x{0.3, -1.2, 2.0, 1.5, 0.1, -0.7, -0.4, 0.9, 0.2};
+  std::vector<double> w{0.5, 2.0, 1.25};
+  std::vector<int64_t> pidx{1, 0, 1};
+  MvCase() {
+    std::vector<double> scratch(PPC_MV_SCRATCH(3));
+    for (int r = 0; r < 2; ++r) {
+      MatrixXd L(3, 3);
+      L << 2.0 + r, 0.3, -0.2, 0.3, 1.5, 0.1 * r, -0.2, 0.1 * r, 1.0 + 0.5 * r;
+      const MvGaussian m(vec({0.5 - r, -1.0, 2.0 * r}), L);
+      VectorXd eta = m.natural();
+      std::vector<double> st(12);
+      ppc_mvgaussian_stats(3, eta.data(), st.data(), scratch.data());
+      meanStats.insert(meanStats.end(), st.begin(), st.end());
+      MatrixXd S = 0.2 * L;
+      const Wishart q(5.0 + r, S);
+      VectorXd ew = q.natural();
+      std::vector<double> sw(10);
+      ppc_wishart_stats(3, ew.data(), sw.data(), scratch.data());
+      precStats.insert(precStats.end(), sw.begin(), sw.end());
+    }
+  }
+  std::vector<double> pointStats(int i) const {
+    std::vector<double> st(12);
+    ppc_mvgaussian_pointmass_stats(3, x.data() + 3 * i, st.data());
+    return st;
+  }
+};
+
+TEST(MvGaussianFactor, ObservedBatchesEqualTheLatentKernelsAtPointMasses) {
+  const MvCase c;
+  std::vector<double> toMean(24, 0.0), toPrec(20, 0.0), wantMean(24, 0.0), wantPrec(20, 0.0);
+  ppc_mvgaussian_mean_avglog_obs_n(3, 3, c.x.data(), c.pidx.data(), c.w.data(), c.precStats.data(), toMean.data());
+  ppc_mvgaussian_precision_avglog_obs_n(3, 3, c.x.data(), c.pidx.data(), c.w.data(), c.meanStats.data(),
+                                        toPrec.data());
+  double elbo = ppc_mvgaussian_avglogfactor_obs_n(3, 3, c.x.data(), c.pidx.data(), c.w.data(), c.meanStats.data(),
+                                                  c.precStats.data());
+  double wantElbo = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t r = c.pidx[size_t(i)];
+    const auto sx = c.pointStats(i);
+    ppc_mvgaussian_mean_avglog(3, sx.data(), c.precStats.data() + 10 * r, c.w[size_t(i)], wantMean.data() + 12 * r);
+    ppc_mvgaussian_precision_avglog(3, sx.data(), c.meanStats.data() + 12 * r, c.w[size_t(i)],
+                                    wantPrec.data() + 10 * r);
+    wantElbo += c.w[size_t(i)] * ppc_mvgaussian_avglogfactor(3, sx.data(), c.meanStats.data() + 12 * r,
+                                                             c.precStats.data() + 10 * r);
+  }
+  for (size_t j = 0; j < toMean.size(); ++j) EXPECT_NEAR(toMean[j], wantMean[j], 1e-12) << j;
+  for (size_t j = 0; j < toPrec.size(); ++j) EXPECT_NEAR(toPrec[j], wantPrec[j], 1e-12) << j;
+  EXPECT_NEAR(elbo, wantElbo, 1e-12 * std::abs(wantElbo));
+  // Without parent indices every row goes to the one parent row given; no weights means 1.
+  std::vector<double> one(12, 0.0), sum(12, 0.0);
+  ppc_mvgaussian_mean_avglog_obs_n(3, 3, c.x.data(), nullptr, nullptr, c.precStats.data(), one.data());
+  for (int i = 0; i < 3; ++i) {
+    const auto sx = c.pointStats(i);
+    ppc_mvgaussian_mean_avglog(3, sx.data(), c.precStats.data(), 1.0, sum.data());
+  }
+  for (size_t j = 0; j < one.size(); ++j) EXPECT_NEAR(one[j], sum[j], 1e-12) << j;
+}
+
+TEST(MvGaussianFactor, RowFormsOfStatisticsAndEntropies) {
+  std::vector<double> scratch(PPC_MV_SCRATCH(2));
+  MatrixXd L(2, 2);
+  L << 2.0, 0.5, 0.5, 1.0;
+  const MvGaussian g(vec({1.0, -2.0}), L);
+  const Wishart q(4.5, 0.3 * L);
+  std::vector<double> eta, etaW;
+  for (int r = 0; r < 2; ++r) {
+    VectorXd e = g.natural(), ew = q.natural();
+    eta.insert(eta.end(), e.data(), e.data() + e.size());
+    etaW.insert(etaW.end(), ew.data(), ew.data() + ew.size());
+  }
+  etaW[5 + 4] += 0.75; // the second Wishart row: another dof
+  std::vector<double> st(12), stW(10);
+  ppc_mvgaussian_stats_n(2, 2, eta.data(), st.data());
+  ppc_wishart_stats_n(2, 2, etaW.data(), stW.data());
+  for (int r = 0; r < 2; ++r) {
+    std::vector<double> one(6), oneW(5);
+    ppc_mvgaussian_stats(2, eta.data() + 6 * r, one.data(), scratch.data());
+    ppc_wishart_stats(2, etaW.data() + 5 * r, oneW.data(), scratch.data());
+    for (int j = 0; j < 6; ++j) EXPECT_EQ(st[size_t(6 * r + j)], one[size_t(j)]);
+    for (int j = 0; j < 5; ++j) EXPECT_EQ(stW[size_t(5 * r + j)], oneW[size_t(j)]);
+  }
+  EXPECT_NEAR(ppc_mvgaussian_entropy_n(2, 2, eta.data()), 2 * g.entropy(), 1e-12);
+  EXPECT_NEAR(ppc_wishart_entropy_n(1, 2, etaW.data()), q.entropy(), 1e-12);
+  // Not SPD: NaN statistics, not garbage.
+  std::vector<double> bad{0.0, 0.0, 1.0, 0.0, 0.0, 1.0};
+  std::vector<double> out(6);
+  ppc_mvgaussian_stats_n(1, 2, bad.data(), out.data());
+  EXPECT_TRUE(std::isnan(out[0]));
+}
+
+TEST(WishartFactor, IsotropicScaleEqualsTheGeneralKernels) {
+  const int64_t D = 3;
+  const double nu = 4.5, s = 0.4;
+  std::vector<double> Sinv(9, 0.0);
+  for (int i = 0; i < 3; ++i) Sinv[size_t(4 * i)] = 1.0 / s;
+  std::vector<double> a(10, 0.25), b(10, 0.25);
+  ppc_wishart_iso_sample_avglog(D, nu, s, 1.5, a.data());
+  ppc_wishart_sample_avglog(D, nu, Sinv.data(), 1.5, b.data());
+  for (int j = 0; j < 10; ++j) EXPECT_NEAR(a[size_t(j)], b[size_t(j)], 1e-14);
+  const MvCase c;
+  EXPECT_NEAR(ppc_wishart_iso_avglogfactor(D, nu, s, c.precStats.data()),
+              ppc_wishart_avglogfactor(D, nu, Sinv.data(), 3 * std::log(s), c.precStats.data()), 1e-12);
+}
+
+// In one dimension, MvGaussian(m, L) with L ~ Wishart(nu, s) is Gaussian(m, t)
+// with t ~ Gamma(nu/2, rate 1/(2s)): every term must agree.
+TEST(MvGaussianFactor, OneDimensionIsTheGaussianGammaPair) {
+  std::vector<double> scratch(PPC_MV_SCRATCH(1));
+  const double nu = 5.0, s = 0.3;
+  const double etaW[2] = {-0.5 / s, 0.5 * (nu - 2.0)};            // Wishart natural parameters
+  const double etaG[2] = {-1.0 / (2.0 * s), nu / 2.0 - 1.0};      // Gamma(shape nu/2, rate 1/(2s)): (-rate, shape-1)
+  double sw[2], sg[2];
+  ppc_wishart_stats_n(1, 1, etaW, sw);
+  ppc_gamma_stats_n(1, etaG, sg);
+  EXPECT_NEAR(sw[0], sg[0], 1e-13);
+  EXPECT_NEAR(sw[1], sg[1], 1e-13);
+  EXPECT_NEAR(ppc_wishart_entropy_n(1, 1, etaW), ppc_gamma_entropy_n(1, etaG), 1e-12);
+  const double etaM[2] = {0.7 * 2.0, -1.0};  // mean 0.7, precision 2
+  double sm[2], smv[2];
+  ppc_gaussian_stats_n(1, etaM, sm);
+  ppc_mvgaussian_stats_n(1, 1, etaM, smv);
+  EXPECT_NEAR(sm[0], smv[0], 1e-14);
+  EXPECT_NEAR(sm[1], smv[1], 1e-14);
+  EXPECT_NEAR(ppc_mvgaussian_entropy_n(1, 1, etaM), ppc_gaussian_entropy_n(1, etaM), 1e-13);
+  const double x[2] = {1.3, -0.4}, w[2] = {1.0, 2.5};
+  EXPECT_NEAR(ppc_mvgaussian_avglogfactor_obs_n(2, 1, x, nullptr, w, sm, sw),
+              ppc_gaussian_avglogfactor_obs_n(2, x, nullptr, w, sm, sg), 1e-12);
+  double a[2] = {0, 0}, b[2] = {0, 0};
+  ppc_mvgaussian_mean_avglog_obs_n(2, 1, x, nullptr, w, sw, a);
+  ppc_gaussian_mean_avglog_obs_n(2, x, nullptr, w, sg, b);
+  EXPECT_NEAR(a[0], b[0], 1e-13);
+  EXPECT_NEAR(a[1], b[1], 1e-13);
+  a[0] = a[1] = b[0] = b[1] = 0;
+  ppc_mvgaussian_precision_avglog_obs_n(2, 1, x, nullptr, w, sm, a);
+  ppc_gaussian_precision_avglog_obs_n(2, x, nullptr, w, sm, b);
+  EXPECT_NEAR(a[0], b[0], 1e-13);
+  EXPECT_NEAR(a[1], b[1], 1e-13);
+  EXPECT_NEAR(ppc_wishart_iso_avglogfactor(1, nu, s, sw), ppc_gamma_avglogfactor(nu / 2, sw, std::vector<double>{1.0 / (2 * s), std::log(1.0 / (2 * s))}.data()), 1e-12);
+}
+
 }  // namespace
 }  // namespace ppc::rt
 
