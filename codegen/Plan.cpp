@@ -2294,13 +2294,15 @@ private:
 
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
                                 bool randomInitConditions, DiagnosticEngine &diags, bool productForm,
-                                const ir::Value *partitionedPlate) {
+                                const ir::Value *partitionedPlate, bool batchStatistics) {
   auto plan = std::make_unique<Plan>();
   PlanBuilder b(m, eval, data, randomInitConditions, diags, *plan);
   b.productForm = productForm;
   b.partitioned_ = partitionedPlate;
   if (!b.run())
     return nullptr;
+  if (batchStatistics)
+    batchObservedStatistics(*plan);
   return plan;
 }
 

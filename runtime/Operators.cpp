@@ -1084,6 +1084,113 @@ double ppc_wishart_iso_avglogfactor(int64_t D, double nu, double s, const double
          ppc_wishart_lognorm_params(D, nu, dd * vm::log(s));
 }
 
+// ---- Gaussian statistics of a whole data plate ----
+// Loops ordered for the cache: the D x D accumulator (or matrix) row is the
+// vectorized inner loop, the data rows (n x D, small) are streamed.
+
+PPC_ROW_KERNEL void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
+                                                  double* means, double* totals) {
+  const int64_t width = D + D * D;
+  // The second moments are X^T diag(w_j) X: 4 x 16 tiles of it accumulate in
+  // registers over the data rows, copied once into rows padded to 16 (zeros).
+  constexpr int64_t kRows = 4, kCols = 16;
+  const int64_t Dp = (D + kCols - 1) / kCols * kCols;
+  double* xp = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n * Dp + 1)));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t a = 0; a < D; ++a) xp[i * Dp + a] = x[i * D + a];
+    for (int64_t a = D; a < Dp; ++a) xp[i * Dp + a] = 0.0;
+  }
+  for (int64_t j = 0; j < k; ++j) {
+    double* m = means + j * width;
+    double total = 0.0;
+    for (int64_t a = 0; a < D; ++a) m[a] = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double wi = w[i * k + j];
+      total += wi;
+      for (int64_t a = 0; a < D; ++a) m[a] += wi * x[i * D + a];
+    }
+    for (int64_t a0 = 0; a0 < D; a0 += kRows)
+      for (int64_t b0 = a0 / kCols * kCols; b0 < Dp; b0 += kCols) {  // b >= a: the rest by symmetry
+        typedef double v8d __attribute__((vector_size(64)));
+        v8d acc[kRows][2] = {};
+        for (int64_t i = 0; i < n; ++i) {
+          const double* xi = xp + i * Dp;
+          const double wi = w[i * k + j];
+          v8d lo, hi;
+          __builtin_memcpy(&lo, xi + b0, sizeof lo);
+          __builtin_memcpy(&hi, xi + b0 + 8, sizeof hi);
+          for (int64_t r = 0; r < kRows; ++r) {
+            const double s = wi * xi[a0 + r];  // a0 + r < Dp: padded columns read zeros
+            acc[r][0] += s * lo;
+            acc[r][1] += s * hi;
+          }
+        }
+        for (int64_t r = 0; r < kRows && a0 + r < D; ++r)
+          for (int64_t c = 0; c < kCols && b0 + c < D; ++c)
+            if (b0 + c >= a0 + r) {
+              m[D + (a0 + r) * D + b0 + c] = acc[r][c / 8][c % 8];
+              m[D + (b0 + c) * D + a0 + r] = acc[r][c / 8][c % 8];
+            }
+      }
+    totals[j] = total;
+    if (total > 0) {
+      const double inv = 1.0 / total;
+      for (int64_t c = 0; c < width; ++c) m[c] *= inv;
+    }
+  }
+  std::free(xp);
+}
+
+PPC_ROW_KERNEL void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
+                                                 const double* offsets, double* out) {
+  // x_i^T H_j x_i for 4 rows i at a time: (x^T H) in 16-wide register tiles,
+  // dotted with x; rows and H padded to 16 columns (zeros).
+  typedef double v8d __attribute__((vector_size(64)));
+  constexpr int64_t kRows = 4, kCols = 16;
+  const int64_t width = D + D * D;
+  const int64_t Dp = (D + kCols - 1) / kCols * kCols, np = (n + kRows - 1) / kRows * kRows;
+  double* xp = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(np * Dp + Dp * Dp + np)));
+  double* Hp = xp + np * Dp;
+  double* quad = Hp + Dp * Dp;
+  for (int64_t i = 0; i < np; ++i)
+    for (int64_t a = 0; a < Dp; ++a) xp[i * Dp + a] = i < n && a < D ? x[i * D + a] : 0.0;
+  for (int64_t j = 0; j < k; ++j) {
+    const double* lin = eta + j * width;
+    for (int64_t a = 0; a < Dp; ++a)
+      for (int64_t b = 0; b < Dp; ++b) Hp[a * Dp + b] = a < D && b < D ? lin[D + a * D + b] : 0.0;
+    for (int64_t i0 = 0; i0 < np; i0 += kRows) {
+      double q[kRows] = {};
+      for (int64_t b0 = 0; b0 < Dp; b0 += kCols) {
+        v8d acc[kRows][2] = {};
+        for (int64_t a = 0; a < D; ++a) {
+          v8d lo, hi;
+          __builtin_memcpy(&lo, Hp + a * Dp + b0, sizeof lo);
+          __builtin_memcpy(&hi, Hp + a * Dp + b0 + 8, sizeof hi);
+          for (int64_t r = 0; r < kRows; ++r) {
+            const double xa = xp[(i0 + r) * Dp + a];
+            acc[r][0] += xa * lo;
+            acc[r][1] += xa * hi;
+          }
+        }
+        for (int64_t r = 0; r < kRows; ++r) {
+          v8d lo, hi;
+          __builtin_memcpy(&lo, xp + (i0 + r) * Dp + b0, sizeof lo);
+          __builtin_memcpy(&hi, xp + (i0 + r) * Dp + b0 + 8, sizeof hi);
+          const v8d t = acc[r][0] * lo + acc[r][1] * hi;
+          for (int c = 0; c < 8; ++c) q[r] += t[c];
+        }
+      }
+      for (int64_t r = 0; r < kRows; ++r) quad[i0 + r] = q[r];
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      double s = quad[i];
+      for (int64_t a = 0; a < D; ++a) s += lin[a] * x[i * D + a];
+      out[i * k + j] = s + offsets[j];
+    }
+  }
+  std::free(xp);
+}
+
 // ===== Mixture inner loop =====
 
 double ppc_lda_token(int64_t K, const double* elog_theta, const double* elog_phi_w, double w, double* r,

@@ -373,6 +373,16 @@ double ppc_lda_token(int64_t K, const double* elog_theta, const double* elog_phi
 double ppc_lda_doc(int64_t n, int64_t K, const int64_t* words, const double* counts, const double* elog_theta,
                    const double* elog_phi_t, double* r, double* dst_theta, double* dst_phi_t);
 
+// ===== Gaussian statistics of a whole data plate (codegen/BatchStatistics.cpp) =====
+// T(x) = (x, x x^T) for the n rows x_i of D doubles (D = 1: the Gaussian's (x, x^2)).
+/// means[j] = sum_i w[i][j] T(x_i) / totals[j], totals[j] = sum_i w[i][j], for the
+/// n x k weights w (a zero row where totals[j] = 0). Rows of means: D + D*D.
+void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D, const double* x, double* means,
+                                   double* totals);
+/// out[i][j] = <T(x_i), eta[j]> + offsets[j] for the k rows eta[j] of D + D*D doubles.
+void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
+                                  const double* offsets, double* out);
+
 // ===== Gates (VMP conditionals: if / case / switch) =====
 /// ell_k = log prior(c=k) + local ELBO of branch k. q = softmax(ell); returns
 /// logsumexp(ell) = sum_k q_k ell_k + H(q), the gate's ELBO contribution at the optimum.

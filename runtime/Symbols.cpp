@@ -182,6 +182,8 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_cases_selector_avglog),
     PPC_SYMBOL(ppc_cases_bernoulli_avglog),
     PPC_SYMBOL(ppc_gate_accumulate),
+    PPC_SYMBOL(ppc_gaussian_weighted_moments),
+    PPC_SYMBOL(ppc_gaussian_moment_products),
     PPC_SYMBOL(ppc_digamma_n),
     PPC_SYMBOL(ppc_trigamma_n),
     PPC_SYMBOL(ppc_lgamma_n),

@@ -98,6 +98,7 @@ struct FitOptions {
   passes::PassContext::LocalSchedule localSchedule = passes::PassContext::LocalSchedule::Plain;
   double localTolerance = 0;
   bool productForm = true;
+  bool batchStatistics = true;
   int threads = 1;
 };
 
@@ -132,7 +133,8 @@ std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string
   ctx.localTolerance = o.localTolerance;
   if (!pm.run(*f->module, ctx, llvm::nulls(), llvm::nulls()))
     return f;
-  f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, o.productForm);
+  f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, o.productForm, nullptr,
+                               o.batchStatistics);
   if (!f->plan)
     return f;
   if (o.engine == "jit")
@@ -418,6 +420,32 @@ TEST(Inference, OldFaithfulFullCovarianceHasTwoClusters) {
   // the precision matrix's off-diagonal entry is negative.
   for (int k = 0; k < 2; ++k)
     EXPECT_LT(f->stats("precision", k)[1], 0.0);
+}
+
+// codegen/BatchStatistics.cpp: the data-plate sums of a full-covariance
+// mixture as weighted moments and moment products give the iterations of the
+// call-per-(datum, case) plan, to rounding, on 64-dimensional digits.
+TEST(Inference, BatchedGaussianStatisticsEqualPerDatumCalls) {
+  FitOptions o;
+  o.map["x"] = "p*";
+  o.params = {{"K", "4"}, {"D", "64"}, {"nu0", "64"}, {"s0", "0.01"}, {"p0", "0.01"}};
+  o.run.maxIterations = 8;
+  o.run.tolerance = 0;
+  auto batched = fit(readAll(examplePath("gaussian_mixture_full.ppl")), {examplePath("data/digits_counts.csv")}, o);
+  o.batchStatistics = false;
+  auto perDatum = fit(readAll(examplePath("gaussian_mixture_full.ppl")), {examplePath("data/digits_counts.csv")}, o);
+  ASSERT_TRUE(batched->ok) << batched->error;
+  ASSERT_TRUE(perDatum->ok) << perDatum->error;
+  std::string plan = codegen::printPlan(*batched->plan), plain = codegen::printPlan(*perDatum->plan);
+  EXPECT_NE(plan.find("ppc_gaussian_weighted_moments"), std::string::npos);
+  EXPECT_NE(plan.find("ppc_gaussian_moment_products"), std::string::npos);
+  EXPECT_EQ(plan.find("ppc_mvgaussian_avglogfactor_obs_n"), std::string::npos);
+  EXPECT_NE(plain.find("ppc_mvgaussian_avglogfactor_obs_n"), std::string::npos);
+  ASSERT_EQ(batched->summary.elbo.size(), perDatum->summary.elbo.size());
+  for (size_t i = 0; i < batched->summary.elbo.size(); ++i)
+    EXPECT_NEAR(batched->summary.elbo[i], perDatum->summary.elbo[i], 1e-9 * std::abs(perDatum->summary.elbo[i])) << i;
+  for (size_t i = 1; i < batched->summary.elbo.size(); ++i)
+    EXPECT_GE(batched->summary.elbo[i], batched->summary.elbo[i - 1] - 1e-9 * std::abs(batched->summary.elbo[i]));
 }
 
 TEST(Inference, SameSeedSameAnswerOtherSeedOtherStart) {

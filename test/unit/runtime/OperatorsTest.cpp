@@ -879,6 +879,38 @@ TEST(MvGaussianFactor, OneDimensionIsTheGaussianGammaPair) {
   EXPECT_NEAR(ppc_wishart_iso_avglogfactor(1, nu, s, sw), ppc_gamma_avglogfactor(nu / 2, sw, std::vector<double>{1.0 / (2 * s), std::log(1.0 / (2 * s))}.data()), 1e-12);
 }
 
+
+// The whole-plate Gaussian statistics against their definitions, with D not
+// a multiple of the kernels' tiles (17) and n not a multiple of 4 (7).
+TEST(GaussianPlateStatistics, WeightedMomentsAndMomentProductsMatchTheirDefinitions) {
+  const int64_t n = 7, k = 3, D = 17, width = D + D * D;
+  std::vector<double> x(size_t(n * D)), w(size_t(n * k)), eta(size_t(k * width)), offsets{0.5, -1.0, 2.0};
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * double(i)) * 3.0;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1 + std::fabs(std::cos(0.5 * double(i)));
+  for (int64_t j = 0; j < n; ++j) w[size_t(j * k + 2)] = 0.0; // a case with no weight
+  for (size_t i = 0; i < eta.size(); ++i) eta[i] = std::cos(0.11 * double(i));
+  std::vector<double> means(size_t(k * width)), totals(static_cast<size_t>(k)), out(size_t(n * k));
+  ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), means.data(), totals.data());
+  ppc_gaussian_moment_products(n, k, D, x.data(), eta.data(), offsets.data(), out.data());
+  for (int64_t j = 0; j < k; ++j) {
+    double total = 0;
+    std::vector<double> want(size_t(width), 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<double> t(static_cast<size_t>(width));
+      ppc_mvgaussian_pointmass_stats(D, x.data() + i * D, t.data());
+      const double wi = w[size_t(i * k + j)];
+      total += wi;
+      for (int64_t c = 0; c < width; ++c) want[size_t(c)] += wi * t[size_t(c)];
+      double dot = offsets[size_t(j)];
+      for (int64_t c = 0; c < width; ++c) dot += t[size_t(c)] * eta[size_t(j * width + c)];
+      EXPECT_NEAR(out[size_t(i * k + j)], dot, 1e-11 * (1 + std::fabs(dot)));
+    }
+    EXPECT_NEAR(totals[size_t(j)], total, 1e-14);
+    for (int64_t c = 0; c < width; ++c)
+      EXPECT_NEAR(means[size_t(j * width + c)], total > 0 ? want[size_t(c)] / total : 0.0, 1e-12) << j << "," << c;
+  }
+}
+
 }  // namespace
 }  // namespace ppc::rt
 
