@@ -239,12 +239,26 @@ private:
     if (known != moments_.end()) {
       std::tie(means, totals) = known->second;
     } else {
-      means = buffer(p_.buffers[size_t(m->data)].name + ".mean." + std::to_string(p_.buffers.size()), *K * width);
-      totals = buffer(p_.buffers[size_t(m->data)].name + ".total." + std::to_string(p_.buffers.size()), *K);
+      // One set of buffers per (data, weights) pair in every block, with a
+      // memo of the weights: the ELBO's moments at the end of an iteration
+      // are those the next iteration starts with.
+      auto shared = shared_.find(key);
+      if (shared == shared_.end()) {
+        const std::string base = p_.buffers[size_t(m->data)].name;
+        int32_t means = buffer(base + ".mean." + std::to_string(p_.buffers.size()), *K * width);
+        int32_t totals = buffer(base + ".total." + std::to_string(p_.buffers.size()), *K);
+        int32_t memo = buffer(base + ".memo." + std::to_string(p_.buffers.size()), 1 + *N * *K);
+        p_.buffers[size_t(memo)].memo = true;
+        shared = shared_.emplace(key, std::make_tuple(means, totals, memo)).first;
+      }
+      int32_t memo;
+      std::tie(means, totals, memo) = shared->second;
       out.push_back(call("ppc_gaussian_weighted_moments",
                          {intArg(*N), intArg(*K), ptr(*weights, p_.intConst(0)), intArg(m->D),
-                          ptr(m->data, p_.intConst(0)), ptr(means, p_.intConst(0)), ptr(totals, p_.intConst(0))},
-                         "the data's statistics averaged with weights " + p_.buffers[size_t(*weights)].name));
+                          ptr(m->data, p_.intConst(0)), ptr(means, p_.intConst(0)), ptr(totals, p_.intConst(0)),
+                          ptr(memo, p_.intConst(0))},
+                         "the data's statistics averaged with weights " + p_.buffers[size_t(*weights)].name +
+                             " (memo: unless they are unchanged)"));
       if (top)
         moments_[key] = {means, totals};
     }
@@ -361,6 +375,8 @@ private:
 
   Plan &p_;
   std::map<std::pair<int32_t, int32_t>, std::pair<int32_t, int32_t>> moments_; ///< (data, weights) -> (means, totals)
+  /// (data, weights) -> (means, totals, memo), across blocks
+  std::map<std::pair<int32_t, int32_t>, std::tuple<int32_t, int32_t, int32_t>> shared_;
 };
 
 } // namespace

@@ -397,12 +397,15 @@ bool Inference::restoreState(const std::string &bytes, std::string &error) {
     error = "the state does not fit this plan (extra bytes)";
     return false;
   }
+  for (size_t b = 0; b < plan_.buffers.size(); ++b)
+    if (plan_.buffers[b].memo)
+      std::fill(doubles_[b].begin(), doubles_[b].end(), 0.0);
   elboInIteration_ = elbo;
   return true;
 }
 
 std::vector<std::string> Inference::adoptMatchingState(const Inference &old) {
-  auto isState = [](const Buffer &b) { return b.doubles.empty() && b.ints.empty(); };
+  auto isState = [](const Buffer &b) { return b.doubles.empty() && b.ints.empty() && !b.memo; };
   std::map<std::string, size_t> byName;
   for (size_t b = 0; b < old.plan_.buffers.size(); ++b)
     if (isState(old.plan_.buffers[b]))

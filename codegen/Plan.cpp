@@ -2421,7 +2421,7 @@ std::string printPlan(const Plan &p) {
   std::ostringstream os;
   for (const Buffer &b : p.buffers)
     os << "buffer " << b.name << " : " << (b.isInt ? "i64" : "f64") << "[" << b.size << "]"
-       << (b.doubles.empty() && b.ints.empty() ? "" : " (filled)") << "\n";
+       << (b.doubles.empty() && b.ints.empty() ? "" : " (filled)") << (b.memo ? " (memo)" : "") << "\n";
   for (const Posterior &post : p.posteriors)
     if (post.scratch)
       os << "scratch " << post.variable->name << " (rows of one element)\n";

@@ -131,6 +131,10 @@ struct Buffer {
   int64_t size = 0;
   std::vector<double> doubles; ///< initial contents (constants, data); empty: zeros
   std::vector<int64_t> ints;
+  /// A memo of other buffers' contents (zeros: empty): valid only with the
+  /// data it was computed from, so never carried into another run (not
+  /// adopted by a recompiled plan, emptied when a checkpoint is restored).
+  bool memo = false;
 };
 
 /// A latent variable's posterior in the buffers.

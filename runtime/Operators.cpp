@@ -4,6 +4,7 @@
 #include "runtime/VecMath.h"
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -43,48 +44,63 @@ inline double weight(const double* w, int64_t i) { return w ? w[i] : 1.0; }
 
 // ---- small dense SPD algebra (row-major) ----
 
-// In-place lower Cholesky factor of A (D x D); returns false if not PD.
-bool cholesky(int64_t D, double* L) {
+// In-place lower Cholesky factor of A (D x D, its lower triangle is read);
+// returns false if not PD. Right-looking on U = L^T, kept in the upper
+// triangle: once row j of U is final, every later row k loses U_jk times
+// row j's tail, a contiguous axpy (no reductions: it vectorizes as it is).
+PPC_VECTOR_CLONES bool cholesky(int64_t D, double* L) {
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < i; ++j) L[j * D + i] = L[i * D + j];
   for (int64_t j = 0; j < D; ++j) {
-    double d = L[j * D + j];
-    for (int64_t k = 0; k < j; ++k) d -= L[j * D + k] * L[j * D + k];
+    double* uj = L + j * D;
+    const double d = uj[j];
     if (!(d > 0.0)) return false;  // also rejects NaN
-    const double ljj = __builtin_sqrt(d);
-    L[j * D + j] = ljj;
-    for (int64_t i = j + 1; i < D; ++i) {
-      double s = L[i * D + j];
-      for (int64_t k = 0; k < j; ++k) s -= L[i * D + k] * L[j * D + k];
-      L[i * D + j] = s / ljj;
+    const double r = __builtin_sqrt(d);
+    uj[j] = r;
+    for (int64_t c = j + 1; c < D; ++c) uj[c] /= r;
+    for (int64_t k = j + 1; k < D; ++k) {
+      const double f = uj[k];
+      double* uk = L + k * D;
+      for (int64_t c = k; c < D; ++c) uk[c] -= f * uj[c];
     }
-    for (int64_t i = 0; i < j; ++i) L[i * D + j] = 0.0;  // clear the upper triangle
   }
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < i; ++j) {
+      L[i * D + j] = L[j * D + i];
+      L[j * D + i] = 0.0;  // clear the upper triangle
+    }
   return true;
 }
 
-// inv = (L L^T)^-1 given the Cholesky factor L.
-void choleskyInverse(int64_t D, const double* L, double* inv) {
-  // Solve L L^T x = e_c column by column; columns stored in inv's column c.
-  for (int64_t c = 0; c < D; ++c) {
-    // forward: L y = e_c (y kept in inv[:, c])
-    for (int64_t i = 0; i < D; ++i) {
-      double s = i == c ? 1.0 : 0.0;
-      for (int64_t k = 0; k < i; ++k) s -= L[i * D + k] * inv[k * D + c];
-      inv[i * D + c] = s / L[i * D + i];
+// inv = (L L^T)^-1 from the Cholesky factor L, which is overwritten with L^-1.
+// Both steps are contiguous row updates (axpys over row prefixes/suffixes):
+//   row i of L^-1 = (e_i - sum_{k<i} L_ik row k of L^-1) / L_ii   (inv's row i as the accumulator)
+//   inv_ab = sum_{k >= max(a,b)} L^-1_ka L^-1_kb                  (upper half, then mirrored)
+PPC_VECTOR_CLONES void choleskyInverse(int64_t D, double* L, double* inv) {
+  for (int64_t i = 0; i < D; ++i) {
+    double* li = L + i * D;
+    double* acc = inv + i * D;
+    for (int64_t j = 0; j <= i; ++j) acc[j] = 0.0;
+    for (int64_t k = 0; k < i; ++k) {
+      const double c = li[k];
+      const double* wk = L + k * D;
+      for (int64_t j = 0; j <= k; ++j) acc[j] -= c * wk[j];
     }
-    // backward: L^T x = y
-    for (int64_t i = D - 1; i >= 0; --i) {
-      double s = inv[i * D + c];
-      for (int64_t k = i + 1; k < D; ++k) s -= L[k * D + i] * inv[k * D + c];
-      inv[i * D + c] = s / L[i * D + i];
+    const double r = 1.0 / li[i];
+    for (int64_t j = 0; j < i; ++j) li[j] = acc[j] * r;
+    li[i] = r;
+  }
+  for (int64_t a = 0; a < D; ++a) {
+    double* row = inv + a * D;
+    for (int64_t b = a; b < D; ++b) row[b] = 0.0;
+    for (int64_t k = a; k < D; ++k) {
+      const double* wk = L + k * D;
+      const double c = wk[a];
+      for (int64_t b = a; b <= k; ++b) row[b] += c * wk[b];
     }
   }
-  // symmetrize rounding
-  for (int64_t i = 0; i < D; ++i)
-    for (int64_t j = i + 1; j < D; ++j) {
-      const double v = 0.5 * (inv[i * D + j] + inv[j * D + i]);
-      inv[i * D + j] = v;
-      inv[j * D + i] = v;
-    }
+  for (int64_t a = 0; a < D; ++a)
+    for (int64_t b = 0; b < a; ++b) inv[a * D + b] = inv[b * D + a];
 }
 
 double logdetFromCholesky(int64_t D, const double* L) {
@@ -293,8 +309,8 @@ double ppc_softmax_inplace(int64_t n, double* x) {
 int ppc_spd_inverse_logdet(int64_t D, const double* A, double* inv, double* logdet, double* scratch) {
   for (int64_t i = 0; i < D * D; ++i) scratch[i] = A[i];
   if (!cholesky(D, scratch)) return 1;
-  choleskyInverse(D, scratch, inv);
   *logdet = logdetFromCholesky(D, scratch);
+  choleskyInverse(D, scratch, inv);
   return 0;
 }
 
@@ -1088,14 +1104,94 @@ double ppc_wishart_iso_avglogfactor(int64_t D, double nu, double s, const double
 // Loops ordered for the cache: the D x D accumulator (or matrix) row is the
 // vectorized inner loop, the data rows (n x D, small) are streamed.
 
-PPC_ROW_KERNEL void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
-                                                  double* means, double* totals) {
+namespace {
+// Up to this dimension the plate statistics run over the data rows, 8 rows
+// per vector, on the transposed data: a register tile of the D x D moments
+// (16 columns wide) would be mostly padding.
+constexpr int64_t kSmallDimension = 16;
+
+// x (n x D, row-major) transposed: D columns of n.
+double* transposedColumns(int64_t n, int64_t D, const double* x, int64_t extra) {
+  double* xt = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(D * n + extra + 1)));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t a = 0; a < D; ++a) xt[a * n + i] = x[i * D + a];
+  return xt;
+}
+
+PPC_VECTOR_CLONES void weightedMomentsSmall(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
+                                            double* means, double* totals) {
   const int64_t width = D + D * D;
-  // The second moments are X^T diag(w_j) X: 4 x 16 tiles of it accumulate in
-  // registers over the data rows, copied once into rows padded to 16 (zeros).
-  constexpr int64_t kRows = 4, kCols = 16;
+  double* xt = transposedColumns(n, D, x, (D + 1) * n);
+  double* yt = xt + D * n;    // the weighted columns w_j x_a
+  double* wj = yt + D * n;
+  for (int64_t j = 0; j < k; ++j) {
+    double* m = means + j * width;
+    for (int64_t i = 0; i < n; ++i) wj[i] = w[i * k + j];
+    for (int64_t a = 0; a < D; ++a)
+      for (int64_t i = 0; i < n; ++i) yt[a * n + i] = wj[i] * xt[a * n + i];
+    const double total = reduce8(n, [&](int64_t i) { return wj[i]; });
+    for (int64_t a = 0; a < D; ++a) {
+      const double* ya = yt + a * n;
+      m[a] = reduce8(n, [&](int64_t i) { return ya[i]; });
+      for (int64_t b = a; b < D; ++b) {
+        const double* xb = xt + b * n;
+        m[D + a * D + b] = m[D + b * D + a] = reduce8(n, [&](int64_t i) { return ya[i] * xb[i]; });
+      }
+    }
+    totals[j] = total;
+    if (total > 0) {
+      const double inv = 1.0 / total;
+      for (int64_t c = 0; c < width; ++c) m[c] *= inv;
+    }
+  }
+  std::free(xt);
+}
+
+PPC_VECTOR_CLONES void momentProductsSmall(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
+                                           const double* offsets, double* out) {
+  const int64_t width = D + D * D;
+  double* xt = transposedColumns(n, D, x, 2 * n);
+  double* t = xt + D * n;
+  double* q = t + n;
+  for (int64_t j = 0; j < k; ++j) {
+    const double* lin = eta + j * width;
+    const double* H = lin + D;
+    // x^T H x + lin^T x = sum_a x_a (lin_a + sum_{b >= a} U_ab x_b), U_ab = H_ab + H_ba (b > a), U_aa = H_aa
+    for (int64_t i = 0; i < n; ++i) q[i] = offsets[j];
+    for (int64_t a = 0; a < D; ++a) {
+      for (int64_t i = 0; i < n; ++i) t[i] = lin[a];
+      for (int64_t b = a; b < D; ++b) {
+        const double u = b == a ? H[a * D + a] : H[a * D + b] + H[b * D + a];
+        const double* xb = xt + b * n;
+        for (int64_t i = 0; i < n; ++i) t[i] += u * xb[i];
+      }
+      const double* xa = xt + a * n;
+      for (int64_t i = 0; i < n; ++i) q[i] += xa[i] * t[i];
+    }
+    for (int64_t i = 0; i < n; ++i) out[i * k + j] = q[i];
+  }
+  std::free(xt);
+}
+}  // namespace
+
+PPC_ROW_KERNEL void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
+                                                  double* means, double* totals, double* memo) {
+  if (memo) {  // the same weights as last time (bitwise): means and totals are still theirs
+    if (memo[0] == 1.0 && std::memcmp(memo + 1, w, sizeof(double) * static_cast<size_t>(n * k)) == 0) return;
+    std::memcpy(memo + 1, w, sizeof(double) * static_cast<size_t>(n * k));
+    memo[0] = 1.0;
+  }
+  if (D <= kSmallDimension) return weightedMomentsSmall(n, k, w, D, x, means, totals);
+  // The second moments are Y_j^T X with Y_j = diag(w_j) X: 8 x 16 tiles of the
+  // upper half accumulate in registers over the data rows (16 sums per row,
+  // the 8 multipliers read straight from Y), the rest by symmetry. X and Y
+  // are copied once into rows padded to 16 columns (zeros).
+  typedef double v8d __attribute__((vector_size(64)));
+  constexpr int64_t kRows = 8, kCols = 16;
+  const int64_t width = D + D * D;
   const int64_t Dp = (D + kCols - 1) / kCols * kCols;
-  double* xp = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n * Dp + 1)));
+  double* xp = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(2 * n * Dp + 1)));
+  double* yp = xp + n * Dp;
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t a = 0; a < D; ++a) xp[i * Dp + a] = x[i * D + a];
     for (int64_t a = D; a < Dp; ++a) xp[i * Dp + a] = 0.0;
@@ -1107,22 +1203,24 @@ PPC_ROW_KERNEL void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const do
     for (int64_t i = 0; i < n; ++i) {
       const double wi = w[i * k + j];
       total += wi;
-      for (int64_t a = 0; a < D; ++a) m[a] += wi * x[i * D + a];
+      const double* xi = xp + i * Dp;
+      double* yi = yp + i * Dp;
+      for (int64_t a = 0; a < Dp; ++a) yi[a] = wi * xi[a];
+      for (int64_t a = 0; a < D; ++a) m[a] += yi[a];
     }
     for (int64_t a0 = 0; a0 < D; a0 += kRows)
       for (int64_t b0 = a0 / kCols * kCols; b0 < Dp; b0 += kCols) {  // b >= a: the rest by symmetry
-        typedef double v8d __attribute__((vector_size(64)));
         v8d acc[kRows][2] = {};
+        // a0 + 8 <= Dp (a0 is a multiple of 8, Dp of 16): the padded rows of Y are zeros
         for (int64_t i = 0; i < n; ++i) {
-          const double* xi = xp + i * Dp;
-          const double wi = w[i * k + j];
+          const double* xi = xp + i * Dp + b0;
+          const double* yi = yp + i * Dp + a0;
           v8d lo, hi;
-          __builtin_memcpy(&lo, xi + b0, sizeof lo);
-          __builtin_memcpy(&hi, xi + b0 + 8, sizeof hi);
+          __builtin_memcpy(&lo, xi, sizeof lo);
+          __builtin_memcpy(&hi, xi + 8, sizeof hi);
           for (int64_t r = 0; r < kRows; ++r) {
-            const double s = wi * xi[a0 + r];  // a0 + r < Dp: padded columns read zeros
-            acc[r][0] += s * lo;
-            acc[r][1] += s * hi;
+            acc[r][0] += yi[r] * lo;
+            acc[r][1] += yi[r] * hi;
           }
         }
         for (int64_t r = 0; r < kRows && a0 + r < D; ++r)
@@ -1143,29 +1241,36 @@ PPC_ROW_KERNEL void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const do
 
 PPC_ROW_KERNEL void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
                                                  const double* offsets, double* out) {
-  // x_i^T H_j x_i for 4 rows i at a time: (x^T H) in 16-wide register tiles,
-  // dotted with x; rows and H padded to 16 columns (zeros).
+  // x_i^T H_j x_i = x_i^T U_j x_i with U_j the upper triangle of H_j, its
+  // off-diagonal entries doubled: half the products of the full form. For 8
+  // rows i at a time, (x^T U) in 16-wide column tiles accumulates in
+  // registers (only the a <= b rows of U), then is dotted with x. Rows and U
+  // are padded to 16 columns (zeros).
+  if (D <= kSmallDimension) return momentProductsSmall(n, k, D, x, eta, offsets, out);
   typedef double v8d __attribute__((vector_size(64)));
-  constexpr int64_t kRows = 4, kCols = 16;
+  constexpr int64_t kRows = 8, kCols = 16;
   const int64_t width = D + D * D;
   const int64_t Dp = (D + kCols - 1) / kCols * kCols, np = (n + kRows - 1) / kRows * kRows;
   double* xp = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(np * Dp + Dp * Dp + np)));
-  double* Hp = xp + np * Dp;
-  double* quad = Hp + Dp * Dp;
+  double* Up = xp + np * Dp;
+  double* quad = Up + Dp * Dp;
   for (int64_t i = 0; i < np; ++i)
     for (int64_t a = 0; a < Dp; ++a) xp[i * Dp + a] = i < n && a < D ? x[i * D + a] : 0.0;
   for (int64_t j = 0; j < k; ++j) {
     const double* lin = eta + j * width;
+    const double* H = lin + D;
     for (int64_t a = 0; a < Dp; ++a)
-      for (int64_t b = 0; b < Dp; ++b) Hp[a * Dp + b] = a < D && b < D ? lin[D + a * D + b] : 0.0;
+      for (int64_t b = 0; b < Dp; ++b)
+        Up[a * Dp + b] = a >= D || b >= D || b < a ? 0.0 : (b == a ? H[a * D + a] : H[a * D + b] + H[b * D + a]);
     for (int64_t i0 = 0; i0 < np; i0 += kRows) {
-      double q[kRows] = {};
+      v8d q[kRows] = {};
       for (int64_t b0 = 0; b0 < Dp; b0 += kCols) {
         v8d acc[kRows][2] = {};
-        for (int64_t a = 0; a < D; ++a) {
+        const int64_t aEnd = b0 + kCols < D ? b0 + kCols : D;  // U_ab = 0 for a > b
+        for (int64_t a = 0; a < aEnd; ++a) {
           v8d lo, hi;
-          __builtin_memcpy(&lo, Hp + a * Dp + b0, sizeof lo);
-          __builtin_memcpy(&hi, Hp + a * Dp + b0 + 8, sizeof hi);
+          __builtin_memcpy(&lo, Up + a * Dp + b0, sizeof lo);
+          __builtin_memcpy(&hi, Up + a * Dp + b0 + 8, sizeof hi);
           for (int64_t r = 0; r < kRows; ++r) {
             const double xa = xp[(i0 + r) * Dp + a];
             acc[r][0] += xa * lo;
@@ -1176,11 +1281,14 @@ PPC_ROW_KERNEL void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D
           v8d lo, hi;
           __builtin_memcpy(&lo, xp + (i0 + r) * Dp + b0, sizeof lo);
           __builtin_memcpy(&hi, xp + (i0 + r) * Dp + b0 + 8, sizeof hi);
-          const v8d t = acc[r][0] * lo + acc[r][1] * hi;
-          for (int c = 0; c < 8; ++c) q[r] += t[c];
+          q[r] += acc[r][0] * lo + acc[r][1] * hi;
         }
       }
-      for (int64_t r = 0; r < kRows; ++r) quad[i0 + r] = q[r];
+      for (int64_t r = 0; r < kRows; ++r) {
+        double s = 0.0;
+        for (int c = 0; c < 8; ++c) s += q[r][c];
+        quad[i0 + r] = s;
+      }
     }
     for (int64_t i = 0; i < n; ++i) {
       double s = quad[i];

@@ -31,12 +31,18 @@
 // instead of compiling its body again (codegen/LLVMCodegen.cpp): the inliner
 // would not inline these special functions into the loop, so the JIT's copy
 // would run one lane at a time, and compiling it costs latency.
+//
+// PPC_VECTOR_CLONES gives an internal helper (no symbol the JIT could call)
+// the same three clones, so its loops run as wide as the kernels that call it.
 #if defined(PPC_RUNTIME_BITCODE)
 #define PPC_ROW_KERNEL __attribute__((section(".text.ppc.precompiled")))
+#define PPC_VECTOR_CLONES
 #elif defined(__x86_64__) && defined(__GNUC__) && defined(__gnu_linux__)
 #define PPC_ROW_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
+#define PPC_VECTOR_CLONES PPC_ROW_KERNEL
 #else
 #define PPC_ROW_KERNEL
+#define PPC_VECTOR_CLONES
 #endif
 
 namespace ppc::rt::vm {

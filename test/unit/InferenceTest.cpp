@@ -441,6 +441,17 @@ TEST(Inference, BatchedGaussianStatisticsEqualPerDatumCalls) {
   EXPECT_NE(plan.find("ppc_gaussian_moment_products"), std::string::npos);
   EXPECT_EQ(plan.find("ppc_mvgaussian_avglogfactor_obs_n"), std::string::npos);
   EXPECT_NE(plain.find("ppc_mvgaussian_avglogfactor_obs_n"), std::string::npos);
+  // One set of moment buffers, memoized on the weights, for the iteration and
+  // the ELBO: the ELBO's moments are those the next iteration starts with.
+  auto count = [&](const std::string &what) {
+    size_t n = 0;
+    for (size_t at = plan.find(what); at != std::string::npos; at = plan.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("(memo)\n"), 1u);
+  EXPECT_EQ(count("ppc_gaussian_weighted_moments("), 2u);
+  EXPECT_EQ(count("&data.x.memo."), 2u);
   ASSERT_EQ(batched->summary.elbo.size(), perDatum->summary.elbo.size());
   for (size_t i = 0; i < batched->summary.elbo.size(); ++i)
     EXPECT_NEAR(batched->summary.elbo[i], perDatum->summary.elbo[i], 1e-9 * std::abs(perDatum->summary.elbo[i])) << i;

@@ -880,17 +880,23 @@ TEST(MvGaussianFactor, OneDimensionIsTheGaussianGammaPair) {
 }
 
 
-// The whole-plate Gaussian statistics against their definitions, with D not
-// a multiple of the kernels' tiles (17) and n not a multiple of 4 (7).
-TEST(GaussianPlateStatistics, WeightedMomentsAndMomentProductsMatchTheirDefinitions) {
-  const int64_t n = 7, k = 3, D = 17, width = D + D * D;
+// The whole-plate Gaussian statistics against their definitions: D = 2 and
+// 16 take the kernels' path over the data rows, D = 17 and 33 their register
+// tiles (not multiples of the tiles' 16 columns); n = 7 and 13 are not
+// multiples of 8 rows.
+class GaussianPlateStatistics : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
+INSTANTIATE_TEST_SUITE_P(DimensionsAndRows, GaussianPlateStatistics,
+                         ::testing::Values(std::pair<int64_t, int64_t>{2, 13}, std::pair<int64_t, int64_t>{16, 7},
+                                           std::pair<int64_t, int64_t>{17, 7}, std::pair<int64_t, int64_t>{33, 13}));
+TEST_P(GaussianPlateStatistics, WeightedMomentsAndMomentProductsMatchTheirDefinitions) {
+  const int64_t D = GetParam().first, n = GetParam().second, k = 3, width = D + D * D;
   std::vector<double> x(size_t(n * D)), w(size_t(n * k)), eta(size_t(k * width)), offsets{0.5, -1.0, 2.0};
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * double(i)) * 3.0;
   for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1 + std::fabs(std::cos(0.5 * double(i)));
   for (int64_t j = 0; j < n; ++j) w[size_t(j * k + 2)] = 0.0; // a case with no weight
   for (size_t i = 0; i < eta.size(); ++i) eta[i] = std::cos(0.11 * double(i));
   std::vector<double> means(size_t(k * width)), totals(static_cast<size_t>(k)), out(size_t(n * k));
-  ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), means.data(), totals.data());
+  ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), means.data(), totals.data(), nullptr);
   ppc_gaussian_moment_products(n, k, D, x.data(), eta.data(), offsets.data(), out.data());
   for (int64_t j = 0; j < k; ++j) {
     double total = 0;
@@ -909,6 +915,29 @@ TEST(GaussianPlateStatistics, WeightedMomentsAndMomentProductsMatchTheirDefiniti
     for (int64_t c = 0; c < width; ++c)
       EXPECT_NEAR(means[size_t(j * width + c)], total > 0 ? want[size_t(c)] / total : 0.0, 1e-12) << j << "," << c;
   }
+}
+
+// The memo: the same weights return the stored moments untouched; other
+// weights (one entry changed) recompute them.
+TEST(GaussianPlateStatisticsMemo, WeightedMomentsMemoRecomputesOnlyForNewWeights) {
+  const int64_t n = 5, k = 2, D = 3, width = D + D * D;
+  std::vector<double> x(size_t(n * D)), w(size_t(n * k));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.7 * double(i));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.2 + 0.1 * double(i % 3);
+  std::vector<double> means(size_t(k * width)), totals(static_cast<size_t>(k)), memo(size_t(1 + n * k), 0.0);
+  std::vector<double> want(means.size()), wantTotals(totals.size());
+  ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), want.data(), wantTotals.data(), nullptr);
+  ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), means.data(), totals.data(), memo.data());
+  EXPECT_EQ(means, want);
+  EXPECT_EQ(totals, wantTotals);
+  std::fill(means.begin(), means.end(), -1.0); // a hit must not touch the outputs
+  ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), means.data(), totals.data(), memo.data());
+  EXPECT_EQ(means, std::vector<double>(means.size(), -1.0));
+  w[7] *= 2; // new weights: recomputed
+  ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), want.data(), wantTotals.data(), nullptr);
+  ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), means.data(), totals.data(), memo.data());
+  EXPECT_EQ(means, want);
+  EXPECT_EQ(totals, wantTotals);
 }
 
 }  // namespace
