@@ -2294,7 +2294,7 @@ private:
 
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
                                 bool randomInitConditions, DiagnosticEngine &diags, bool productForm,
-                                const ir::Value *partitionedPlate, bool batchStatistics) {
+                                const ir::Value *partitionedPlate, bool batchStatistics, bool rowFission) {
   auto plan = std::make_unique<Plan>();
   PlanBuilder b(m, eval, data, randomInitConditions, diags, *plan);
   b.productForm = productForm;
@@ -2303,6 +2303,8 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
     return nullptr;
   if (batchStatistics)
     batchObservedStatistics(*plan);
+  if (rowFission)
+    hoistRowKernels(*plan);
   return plan;
 }
 

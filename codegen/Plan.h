@@ -218,15 +218,21 @@ struct Plan {
 /// softmax of summed messages (the tests compare the two).
 /// `partitionedPlate`: plan a data-parallel run that splits this plate (the
 /// data bound is this process's part of it).
-/// `batchStatistics` (default on): batchObservedStatistics.
+/// `batchStatistics`, `rowFission` (default on): the transformations below,
+/// in this order.
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
                                 bool randomInitConditions, DiagnosticEngine &diags, bool productForm = true,
-                                const ir::Value *partitionedPlate = nullptr, bool batchStatistics = true);
+                                const ir::Value *partitionedPlate = nullptr, bool batchStatistics = true,
+                                bool rowFission = true);
 
 /// Sums over a data plate of an observed Gaussian or MvGaussian factor's
 /// messages and ELBO terms, case by case, become matrix products of the
 /// data's tabulated sufficient statistics (codegen/BatchStatistics.cpp).
 void batchObservedStatistics(Plan &p);
+
+/// Per-element calls of statistics and entropy row kernels that end a loop
+/// become calls on all its rows after it (codegen/RowKernelFission.cpp).
+void hoistRowKernels(Plan &p);
 
 /// A readable listing of the plan (tests and debugging).
 std::string printPlan(const Plan &p);

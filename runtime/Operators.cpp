@@ -16,9 +16,11 @@ constexpr double kLogPi = 1.1447298858494001741;
 
 // Reductions with 8 independent partial sums combined in a fixed tree: the
 // loop vectorizes without -ffast-math and the result does not depend on the
-// vector width.
+// vector width. Always inlined: only inside a kernel's AVX-512/AVX2 clone
+// does it run wide (GCC's unit-growth limits would otherwise leave some
+// copies out of line, compiled for the baseline).
 template <class F>
-inline double reduce8(int64_t n, F f) {
+__attribute__((always_inline)) inline double reduce8(int64_t n, F f) {
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -28,7 +30,7 @@ inline double reduce8(int64_t n, F f) {
   return s;
 }
 
-inline double max8(int64_t n, const double* x) {
+__attribute__((always_inline)) inline double max8(int64_t n, const double* x) {
   double acc[8] = {-vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -454,12 +456,26 @@ double ppc_beta_avglogfactor(double a, double b, const double* stats_p) {
 // ===== Categorical =====
 
 PPC_ROW_KERNEL void ppc_categorical_stats_n(int64_t n, int64_t K, const double* eta, double* probs) {
-  for (int64_t i = 0; i < n; ++i) {
-    double* p = probs + i * K;
-    const double* e = eta + i * K;
-    if (p != e)
-      for (int64_t k = 0; k < K; ++k) p[k] = e[k];
-    ppc_softmax_inplace(K, p);
+  // Blocks of rows at a time, so that the exponentials run as wide as the
+  // vectors however small K is: shift each row by its maximum, exponentiate
+  // the block as one flat array, normalize each row. Every row gets exactly
+  // ppc_softmax_inplace's values (the same operations on each entry).
+  constexpr int64_t kBlockRows = 256;
+  for (int64_t i0 = 0; i0 < n; i0 += kBlockRows) {
+    const int64_t rows = n - i0 < kBlockRows ? n - i0 : kBlockRows;
+    double* block = probs + i0 * K;
+    for (int64_t i = 0; i < rows; ++i) {
+      const double* e = eta + (i0 + i) * K;
+      double* p = block + i * K;
+      const double m = max8(K, e);
+      for (int64_t k = 0; k < K; ++k) p[k] = e[k] - m;
+    }
+    for (int64_t j = 0; j < rows * K; ++j) block[j] = vm::exp(block[j]);
+    for (int64_t i = 0; i < rows; ++i) {
+      double* p = block + i * K;
+      const double inv = 1.0 / reduce8(K, [&](int64_t k) { return p[k]; });
+      for (int64_t k = 0; k < K; ++k) p[k] *= inv;
+    }
   }
 }
 
@@ -469,7 +485,7 @@ PPC_ROW_KERNEL double ppc_categorical_lognorm_n(int64_t n, int64_t K, const doub
   return total;
 }
 
-double ppc_categorical_entropy_n(int64_t n, int64_t K, const double* probs) {
+PPC_ROW_KERNEL double ppc_categorical_entropy_n(int64_t n, int64_t K, const double* probs) {
   return -reduce8(n * K, [&](int64_t i) { return probs[i] > 0.0 ? probs[i] * vm::log(probs[i]) : 0.0; });
 }
 

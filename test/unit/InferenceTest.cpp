@@ -99,6 +99,7 @@ struct FitOptions {
   double localTolerance = 0;
   bool productForm = true;
   bool batchStatistics = true;
+  bool rowFission = true;
   int threads = 1;
 };
 
@@ -134,7 +135,7 @@ std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string
   if (!pm.run(*f->module, ctx, llvm::nulls(), llvm::nulls()))
     return f;
   f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, o.productForm, nullptr,
-                               o.batchStatistics);
+                               o.batchStatistics, o.rowFission);
   if (!f->plan)
     return f;
   if (o.engine == "jit")
@@ -531,6 +532,43 @@ TEST(Inference, JitEqualsInterpreterOnEveryExample) {
     for (size_t i = 1; i < jit->summary.elbo.size(); ++i)
       EXPECT_GE(jit->summary.elbo[i], jit->summary.elbo[i - 1] - 1e-9 * std::abs(jit->summary.elbo[i]));
   }
+}
+
+// codegen/RowKernelFission.cpp: statistics and entropies of all rows after
+// the loop give the same posteriors as one row per iteration of it (the ELBO
+// terms summed in another order), on one thread and on two; and it applies
+// (the mixtures' indicators and the documents' topic mixes).
+TEST(Inference, RowKernelFissionKeepsEveryExamplesIterations) {
+  size_t hoisted = 0;
+  for (const Example &ex : examples()) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(ex.model + " threads " + std::to_string(threads));
+      FitOptions o;
+      o.map = ex.map;
+      o.params = ex.params;
+      o.weight = ex.weight;
+      o.threads = threads;
+      o.run.maxIterations = 5;
+      o.run.tolerance = 0;
+      auto whole = fit(readAll(examplePath(ex.model)), ex.files, o);
+      o.rowFission = false;
+      auto perRow = fit(readAll(examplePath(ex.model)), ex.files, o);
+      ASSERT_TRUE(whole->ok) << whole->error;
+      ASSERT_TRUE(perRow->ok) << perRow->error;
+      if (threads == 1 && codegen::printPlan(*whole->plan).find("(all rows)") != std::string::npos)
+        ++hoisted;
+      ASSERT_EQ(whole->summary.elbo.size(), perRow->summary.elbo.size());
+      for (size_t i = 0; i < whole->summary.elbo.size(); ++i)
+        EXPECT_NEAR(whole->summary.elbo[i], perRow->summary.elbo[i], 1e-12 * std::abs(perRow->summary.elbo[i]));
+      for (const codegen::Posterior &p : whole->plan->posteriors) {
+        const std::vector<double> &a = whole->inference->buffer(p.stats), &b = perRow->inference->buffer(p.stats);
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t i = 0; i < a.size(); ++i)
+          ASSERT_NEAR(a[i], b[i], 1e-12 * std::max(1.0, std::abs(b[i]))) << p.variable->name << "[" << i << "]";
+      }
+    }
+  }
+  EXPECT_GE(hoisted, 6u);
 }
 
 // Nested schedules (--local-iters N --local-restart): per document, the

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <algorithm>
 #include <vector>
 #include <tuple>
@@ -108,6 +109,31 @@ TEST(BetaFactor, MessageAndAvgLogFactor) {
 }
 
 // ------------------------------------------------------------------ Categorical
+
+// The categorical statistics of many rows (exponentials over blocks of rows
+// as one flat array) are exactly each row's softmax, whatever K, across the
+// kernel's 256-row blocks, in place, and with -inf entries (impossible cases).
+TEST(CategoricalFactor, StatisticsOfManyRowsAreEachRowsSoftmax) {
+  for (int64_t K : {1, 3, 6, 10, 33}) {
+    SCOPED_TRACE(K);
+    const int64_t n = 300;
+    std::vector<double> eta(size_t(n * K)), probs(eta.size()), inPlace;
+    for (size_t i = 0; i < eta.size(); ++i) eta[i] = 40.0 * std::sin(0.7 * double(i)) - (i % 11 == 3 ? 800.0 : 0.0);
+    if (K > 1)
+      eta[size_t(5 * K + 1)] = -std::numeric_limits<double>::infinity();
+    inPlace = eta;
+    ppc_categorical_stats_n(n, K, eta.data(), probs.data());
+    ppc_categorical_stats_n(n, K, inPlace.data(), inPlace.data());
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<double> row(eta.begin() + i * K, eta.begin() + (i + 1) * K);
+      ppc_softmax_inplace(K, row.data());
+      for (int64_t k = 0; k < K; ++k) {
+        ASSERT_EQ(probs[size_t(i * K + k)], row[size_t(k)]) << i << "," << k;
+        ASSERT_EQ(inPlace[size_t(i * K + k)], row[size_t(k)]) << i << "," << k;
+      }
+    }
+  }
+}
 
 TEST(CategoricalFactor, MessageToSampleMatchesEnumeration) {
   const VectorXd alpha = vec({0.5, 3.0, 1.2, 7.0});
