@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 
 namespace ppc::codegen {
@@ -142,6 +144,99 @@ std::unique_ptr<Engine> createInterpreter(const Plan &plan) { return std::make_u
 
 // ---- parallel loops -------------------------------------------------------------
 
+/// Worker threads started once: a task is work(t) for t in [0, count), t
+/// handed out by an atomic counter; the caller takes tasks too and returns
+/// when all are done and no worker is still looking for one (so the next
+/// task starts from a quiet pool).
+struct ParallelRunner::Pool {
+  using Work = std::function<void(int64_t)>;
+  explicit Pool(int workers) {
+    for (int w = 0; w < workers; ++w)
+      threads.emplace_back([this] { serve(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+      ++generation;
+    }
+    wake.notify_all();
+    for (std::thread &t : threads)
+      t.join();
+  }
+  size_t size() const { return threads.size(); }
+
+  void run(int64_t count, const Work &work) {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      finished.wait(lock, [&] { return active == 0; });
+      task = &work;
+      tasks = count;
+      next.store(0);
+      pending.store(count);
+      ++generation;
+    }
+    wake.notify_all();
+    take(work, count);
+    std::unique_lock<std::mutex> lock(mutex);
+    finished.wait(lock, [&] { return pending.load() == 0 && active == 0; });
+    task = nullptr;
+  }
+
+private:
+  void take(const Work &work, int64_t count) {
+    for (int64_t t = next.fetch_add(1); t < count; t = next.fetch_add(1)) {
+      work(t);
+      if (pending.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mutex);
+        finished.notify_all();
+      }
+    }
+  }
+  void serve() {
+    uint64_t seen = 0;
+    for (;;) {
+      const Work *work = nullptr;
+      int64_t count = 0;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return generation != seen; });
+        seen = generation;
+        if (stopping)
+          return;
+        if (!task)
+          continue;
+        work = task;
+        count = tasks;
+        ++active;
+      }
+      take(*work, count);
+      std::lock_guard<std::mutex> lock(mutex);
+      --active;
+      finished.notify_all();
+    }
+  }
+
+  std::vector<std::thread> threads;
+  std::mutex mutex;
+  std::condition_variable wake, finished;
+  uint64_t generation = 0;
+  bool stopping = false;
+  int active = 0; ///< workers inside take()
+  const Work *task = nullptr;
+  int64_t tasks = 0;
+  std::atomic<int64_t> next{0}, pending{0};
+};
+
+ParallelRunner::ParallelRunner(const Plan &plan) : plan_(plan) {}
+ParallelRunner::~ParallelRunner() = default;
+
+void ParallelRunner::onPool(int64_t count, const std::function<void(int64_t)> &work) {
+  if (!pool_ || pool_->size() + 1 < size_t(count))
+    pool_ = std::make_unique<Pool>(int(count) - 1);
+  pool_->run(count, work);
+}
+
 std::vector<double> &ParallelRunner::storage(size_t thread, int32_t buffer) {
   if (storage_.size() <= thread)
     storage_.resize(thread + 1);
@@ -171,34 +266,43 @@ double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, co
     for (int32_t b : loop.reductions)
       tables[size_t(t)][size_t(b)] = storage(size_t(t), b).data();
   }
-  std::vector<double> elbo(size_t(chunks), 0.0);
+  std::vector<double> elbo(size_t(chunks), 0.0), seconds(size_t(chunks), 0.0);
   auto chunk = [&](int64_t t) {
+    auto start = std::chrono::steady_clock::now();
     if (!(direct && t == 0))
       for (int32_t b : loop.reductions) {
         std::vector<double> &s = storage_[size_t(t)][size_t(b)];
         std::fill(s.begin(), s.end(), 0.0);
       }
     elbo[size_t(t)] = body(tables[size_t(t)].data(), n * t / chunks, n * (t + 1) / chunks);
+    seconds[size_t(t)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  // Threads only for a loop whose last run had the work to pay for them (the
+  // first run: on threads); the same chunks either way.
+  auto last = lastWork_.find(&loop);
+  bool threaded = concurrent && (last == lastWork_.end() || last->second >= kConcurrentWorkSeconds);
   auto onThreads = [&](const std::function<void(int64_t)> &work) {
     if (chunks == 0)
       return;
-    if (!concurrent) {
+    if (!threaded) {
       for (int64_t t = 0; t < chunks; ++t)
         work(t);
       return;
     }
-    std::vector<std::thread> workers;
-    for (int64_t t = 1; t < chunks; ++t)
-      workers.emplace_back(work, t);
-    work(0);
-    for (std::thread &w : workers)
-      w.join();
+    onPool(chunks, work);
   };
   onThreads(chunk);
+  double work = 0;
+  for (double w : seconds)
+    work += w;
+  lastWork_[&loop] = work;
   if (direct) {
     // The copies' sums into the shared buffers, in chunk order for every
     // entry; each thread adds one slice of the entries.
+    size_t entries = 0;
+    for (int32_t b : loop.reductions)
+      entries += size_t(plan_.buffers[size_t(b)].size);
+    threaded = threaded && entries >= (size_t(1) << 16);
     onThreads([&](int64_t slice) {
       for (int32_t b : loop.reductions) {
         double *shared = static_cast<double *>(buffers[b]);

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -31,14 +32,26 @@ class Communicator;
 /// shared buffers after the loop in chunk order (as are the ELBO terms), so
 /// a run is deterministic for a given number of threads. One thread runs the
 /// loop on the shared buffers directly, with the same result.
+///
+/// The chunks alone decide the arithmetic, not which thread runs them: a
+/// loop whose last run did too little work to pay for waking a thread
+/// (under kConcurrentWorkSeconds) runs its chunks one after another on the
+/// calling thread, with the same result. The other threads are a pool
+/// started once, not one thread per loop.
 class ParallelRunner {
 public:
   using Body = std::function<double(void *const *buffers, int64_t begin, int64_t end)>;
-  explicit ParallelRunner(const Plan &plan) : plan_(plan) {}
+  explicit ParallelRunner(const Plan &plan);
+  ~ParallelRunner();
+  ParallelRunner(const ParallelRunner &) = delete;
+  ParallelRunner &operator=(const ParallelRunner &) = delete;
   /// `concurrent`: chunks on threads (generated code) or one after another
   /// (the interpreter, whose state is not thread-safe; same arithmetic).
   double run(const Stmt &loop, void *const *buffers, int64_t n, const Body &body, bool concurrent);
   int threads = 1;
+  /// Work (seconds summed over a loop's chunks) below which its next run
+  /// stays on the calling thread.
+  static constexpr double kConcurrentWorkSeconds = 50e-6;
   /// Loops the generated code names by index (ppc_parallel_loop).
   std::vector<const Stmt *> loops;
   /// A data-parallel run's processes: a `distributed` loop's sums and ELBO
@@ -47,8 +60,13 @@ public:
 
 private:
   std::vector<double> &storage(size_t thread, int32_t buffer);
+  /// work(t) for t in [0, count): t = 0 here, the others on the pool.
+  void onPool(int64_t count, const std::function<void(int64_t)> &work);
   const Plan &plan_;
   std::vector<std::vector<std::vector<double>>> storage_; ///< [thread][buffer]
+  std::map<const Stmt *, double> lastWork_; ///< seconds of each loop's last run
+  struct Pool;
+  std::unique_ptr<Pool> pool_;
 };
 
 /// Runs the blocks of a plan over the state's buffers; returns the block's
