@@ -245,11 +245,11 @@ private:
       auto shared = shared_.find(key);
       if (shared == shared_.end()) {
         const std::string base = p_.buffers[size_t(m->data)].name;
-        int32_t means = buffer(base + ".mean." + std::to_string(p_.buffers.size()), *K * width);
-        int32_t totals = buffer(base + ".total." + std::to_string(p_.buffers.size()), *K);
-        int32_t memo = buffer(base + ".memo." + std::to_string(p_.buffers.size()), 1 + *N * *K);
-        p_.buffers[size_t(memo)].memo = true;
-        shared = shared_.emplace(key, std::make_tuple(means, totals, memo)).first;
+        int32_t meanRows = buffer(base + ".mean." + std::to_string(p_.buffers.size()), *K * width);
+        int32_t caseTotals = buffer(base + ".total." + std::to_string(p_.buffers.size()), *K);
+        int32_t weightsSeen = buffer(base + ".memo." + std::to_string(p_.buffers.size()), 1 + *N * *K);
+        p_.buffers[size_t(weightsSeen)].memo = true;
+        shared = shared_.emplace(key, std::make_tuple(meanRows, caseTotals, weightsSeen)).first;
       }
       int32_t memo;
       std::tie(means, totals, memo) = shared->second;
