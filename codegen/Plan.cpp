@@ -1415,12 +1415,30 @@ private:
     sharedAcc_[&marginal] = lead;
   }
 
+  /// The datum-major exponential table, in blocks of columns that a
+  /// parallel loop shares among the threads (LDA: 10473 words).
   void emitColumnRefresh(int pi, std::vector<Stmt> &out) {
+    constexpr int64_t kColumns = 512;
     const Posterior &post = p_.posteriors[size_t(pi)];
-    out.push_back(kernelCall("ppc_exp_shifted_transposed",
-                             {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
-                              ptrArg(post.expColumns, p_.intConst(0)), ptrArg(post.expColumnShifts, p_.intConst(0))},
-                             "exp of " + post.variable->name + "'s statistics, by datum"));
+    const int64_t blocks = (post.width + kColumns - 1) / kColumns;
+    Stmt loop;
+    loop.kind = Stmt::Kind::Loop;
+    loop.var = newVar();
+    loop.bound = p_.intConst(blocks);
+    loop.parallel = blocks > 1;
+    ExprId begin = p_.mul(p_.loopVar(loop.var), p_.intConst(kColumns));
+    Stmt call = kernelCall("ppc_exp_shifted_transposed",
+                           {intArg(post.elements), intArg(post.width), exprArg(Arg::Kind::Int, begin),
+                            intArg(blocks > 1 ? kColumns : post.width), ptrArg(post.stats, p_.intConst(0)),
+                            ptrArg(post.expColumns, p_.intConst(0)), ptrArg(post.expColumnShifts, p_.intConst(0))},
+                           "exp of " + post.variable->name + "'s statistics, by datum");
+    if (blocks <= 1) {
+      call.args[2] = intArg(0);
+      out.push_back(std::move(call));
+      return;
+    }
+    loop.body.push_back(std::move(call));
+    out.push_back(std::move(loop));
   }
 
   /// A product-form message: its accumulator row times the parent's row

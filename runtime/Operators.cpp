@@ -238,17 +238,18 @@ PPC_ROW_KERNEL void ppc_exp_shifted_n(int64_t n, const double* src, double* dst,
   *shift = m;
 }
 
-PPC_ROW_KERNEL void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, const double* src, double* dst,
-                                               double* shifts) {
-  if (rows <= 0) return;
+PPC_ROW_KERNEL void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, int64_t begin, int64_t count,
+                                               const double* src, double* dst, double* shifts) {
+  const int64_t end = begin + count < cols ? begin + count : cols;
+  if (rows <= 0 || begin >= end) return;
   // Column maxima row by row (contiguous), then blocks of columns, so that
   // the reads of a row and the writes of the block's output rows stream.
-  for (int64_t c = 0; c < cols; ++c) shifts[c] = src[c];
+  for (int64_t c = begin; c < end; ++c) shifts[c] = src[c];
   for (int64_t r = 1; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) shifts[c] = src[r * cols + c] > shifts[c] ? src[r * cols + c] : shifts[c];
+    for (int64_t c = begin; c < end; ++c) shifts[c] = src[r * cols + c] > shifts[c] ? src[r * cols + c] : shifts[c];
   constexpr int64_t kBlock = 32;
-  for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
-    const int64_t c1 = c0 + kBlock < cols ? c0 + kBlock : cols;
+  for (int64_t c0 = begin; c0 < end; c0 += kBlock) {
+    const int64_t c1 = c0 + kBlock < end ? c0 + kBlock : end;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = vm::exp(src[r * cols + c] - shifts[c]);
   }

@@ -137,8 +137,10 @@ void ppc_exp_shifted_n(int64_t n, const double* src, double* dst, double* shift)
 /// dst[c][r] = exp(src[r][c] - shifts[c]) with shifts[c] = max_r src[r][c]:
 /// a rows x cols array (a parent indexed by the condition's case r and a
 /// datum c) as a cols x rows table, so that a datum's row of factors is
-/// contiguous; the shift of column c cancels in q for every datum c.
-void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, const double* src, double* dst, double* shifts);
+/// contiguous; the shift of column c cancels in q for every datum c. Only
+/// columns [begin, min(begin + count, cols)): blocks of columns are independent.
+void ppc_exp_shifted_transposed(int64_t rows, int64_t cols, int64_t begin, int64_t count, const double* src,
+                                double* dst, double* shifts);
 /// probs = prod / sum(prod); eta = log(probs) unless null. An all-zero
 /// product (every case underflowed even after the shifts) gives NaN, which
 /// the run reports as a non-finite ELBO.

@@ -1013,7 +1013,7 @@ TEST(ScheduleKernels, ProductOfShiftedExponentialsIsTheSoftmaxOfTheSum) {
   const double phi[12] = {-2, -1, -700, -3, -4, -2, -690, -1, -1, -5, -705, -2};
   double rowTable[3], colTable[12], rowShift = 0, colShifts[4];
   ppc_exp_shifted_n(3, theta, rowTable, &rowShift);
-  ppc_exp_shifted_transposed(3, 4, phi, colTable, colShifts);
+  ppc_exp_shifted_transposed(3, 4, 0, 4, phi, colTable, colShifts);
   EXPECT_EQ(rowShift, -0.5);
   const double expectedShifts[4] = {-1, -1, -690, -1};
   for (int c = 0; c < 4; ++c)
@@ -1047,7 +1047,13 @@ TEST(ScheduleKernels, TransposedExponentialsCoverEveryBlockOfColumns) {
   std::vector<double> src(rows * cols), dst(rows * cols), shifts(cols);
   for (int64_t i = 0; i < rows * cols; ++i)
     src[size_t(i)] = -0.01 * double((i * 37) % 101);
-  ppc_exp_shifted_transposed(rows, cols, src.data(), dst.data(), shifts.data());
+  ppc_exp_shifted_transposed(rows, cols, 0, cols, src.data(), dst.data(), shifts.data());
+  // The same table from ranges of columns (as a parallel loop splits it), the last one past the end.
+  std::vector<double> dst2(rows * cols), shifts2(cols);
+  for (int64_t begin = 0; begin < cols; begin += 25)
+    ppc_exp_shifted_transposed(rows, cols, begin, 25, src.data(), dst2.data(), shifts2.data());
+  EXPECT_EQ(dst2, dst);
+  EXPECT_EQ(shifts2, shifts);
   for (int64_t c = 0; c < cols; ++c) {
     double m = src[size_t(c)];
     for (int64_t r = 1; r < rows; ++r)
