@@ -76,7 +76,7 @@ bool linkRuntimeKernels(llvm::Module &m, std::string &error) {
       // Large kernels (a row of special functions: a Dirichlet's statistics,
       // entropy) do enough work per call to be called: optimized once, not
       // at every call site (compile latency).
-      if (f.getInstructionCount() > kInlineLimit)
+      if (f.getInstructionCount() > kInlineLimit && !f.hasFnAttribute(llvm::Attribute::AlwaysInline))
         f.addFnAttr(llvm::Attribute::NoInline);
     }
   for (llvm::GlobalVariable &g : m.globals())

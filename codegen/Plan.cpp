@@ -2312,7 +2312,8 @@ private:
 
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
                                 bool randomInitConditions, DiagnosticEngine &diags, bool productForm,
-                                const ir::Value *partitionedPlate, bool batchStatistics, bool rowFission) {
+                                const ir::Value *partitionedPlate, bool batchStatistics, bool rowFission,
+                                bool fuseNormalizers) {
   auto plan = std::make_unique<Plan>();
   PlanBuilder b(m, eval, data, randomInitConditions, diags, *plan);
   b.productForm = productForm;
@@ -2323,6 +2324,8 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
     batchObservedStatistics(*plan);
   if (rowFission)
     hoistRowKernels(*plan);
+  if (fuseNormalizers)
+    fuseProductNormalizers(*plan);
   return plan;
 }
 

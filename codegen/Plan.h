@@ -218,12 +218,12 @@ struct Plan {
 /// softmax of summed messages (the tests compare the two).
 /// `partitionedPlate`: plan a data-parallel run that splits this plate (the
 /// data bound is this process's part of it).
-/// `batchStatistics`, `rowFission` (default on): the transformations below,
-/// in this order.
+/// `batchStatistics`, `rowFission`, `fuseNormalizers` (default on): the
+/// transformations below, in this order.
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
                                 bool randomInitConditions, DiagnosticEngine &diags, bool productForm = true,
                                 const ir::Value *partitionedPlate = nullptr, bool batchStatistics = true,
-                                bool rowFission = true);
+                                bool rowFission = true, bool fuseNormalizers = true);
 
 /// Sums over a data plate of an observed Gaussian or MvGaussian factor's
 /// messages and ELBO terms, case by case, become matrix products of the
@@ -233,6 +233,11 @@ void batchObservedStatistics(Plan &p);
 /// Per-element calls of statistics and entropy row kernels that end a loop
 /// become calls on all its rows after it (codegen/RowKernelFission.cpp).
 void hoistRowKernels(Plan &p);
+
+/// A categorical's product, normalization and message to a parent, when
+/// nothing else reads the rows between them, become one call that stores
+/// neither (codegen/ProductNormalizerFusion.cpp); returns how many.
+int fuseProductNormalizers(Plan &p);
 
 /// A readable listing of the plan (tests and debugging).
 std::string printPlan(const Plan &p);

@@ -153,6 +153,22 @@ void ppc_categorical_stats_from_product(int64_t K, const double* prod, double* e
 /// code generator's collapsed ELBO term for z.
 double ppc_categorical_stats_from_product_lognorm(int64_t K, const double* prod, double shift, double* eta,
                                                   double* probs);
+/// The categorical's normalized product, consumed where it is computed
+/// (codegen/ProductNormalizerFusion.cpp): no row of products or
+/// probabilities is stored.
+/// acc[k] += w b[k] / sum_j a[j] b[j]: a message sum_i w_i q_i to a parent
+/// that is the same for every i (LDA: the tokens' counts to their document's
+/// topic mix) is a[k] times sum_i w_i b_i[k] / s_i, so the loop over i
+/// accumulates that and ppc_mul_add_n multiplies a in once after it.
+void ppc_dot_inverse_axpy(int64_t K, const double* a, const double* b, double w, double* acc);
+/// dst[k] += w a[k] b[k] / s with s = sum_j a[j] b[j] (a message to a parent
+/// row that changes with i: the tokens' counts to their word's topics);
+/// returns log s + shift, as ppc_categorical_stats_from_product_lognorm.
+double ppc_product_axpy_lognorm(int64_t K, const double* a, const double* b, double shift, double w, double* dst);
+/// The same without the normalizer.
+void ppc_product_axpy(int64_t K, const double* a, const double* b, double w, double* dst);
+/// dst[i] += a[i] * b[i]
+void ppc_mul_add_n(int64_t n, const double* a, const double* b, double* dst);
 
 // ===== Small SPD linear algebra (row-major D x D) =====
 /// inv = A^-1 and *logdet = log|A| by Cholesky; scratch >= D*D. Returns 0, or

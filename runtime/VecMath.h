@@ -45,6 +45,15 @@
 #define PPC_VECTOR_CLONES
 #endif
 
+// PPC_TOKEN_KERNEL marks a kernel called once per datum in the hot loops
+// (a categorical's fused product and message): the JIT inlines it into the
+// loop whatever its size, where the row width becomes a constant.
+#if defined(PPC_RUNTIME_BITCODE)
+#define PPC_TOKEN_KERNEL __attribute__((always_inline))
+#else
+#define PPC_TOKEN_KERNEL
+#endif
+
 // The special functions below are always inlined into the precompiled
 // kernels: a row kernel's loop runs 8 lanes wide only with them inside it,
 // and GCC's unit-growth limits would otherwise leave calls to the baseline

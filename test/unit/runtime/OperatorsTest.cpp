@@ -1041,6 +1041,45 @@ TEST(ScheduleKernels, ProductOfShiftedExponentialsIsTheSoftmaxOfTheSum) {
     EXPECT_EQ(probs2[k], probs[k]);
 }
 
+// codegen/ProductNormalizerFusion.cpp: the fused kernels equal the stored
+// product, its normalization and the message they replace, for row widths
+// that exercise every lane path (8, 4 and scalar tails).
+TEST(ScheduleKernels, FusedProductKernelsEqualTheirComposition) {
+  for (int64_t K : {1, 3, 4, 7, 8, 12, 20, 23, 100}) {
+    SCOPED_TRACE(K);
+    const size_t n = static_cast<size_t>(K);
+    std::vector<double> a(n), b(n), prod(n), probs(n);
+    for (int64_t k = 0; k < K; ++k) {
+      a[size_t(k)] = std::exp(-0.37 * double((k * 7) % 11));
+      b[size_t(k)] = std::exp(-0.53 * double((k * 5) % 13));
+    }
+    const double w = 2.5, shift = -1.75;
+    ppc_mul2_n(K, a.data(), b.data(), prod.data());
+    const double logNorm = ppc_categorical_stats_from_product_lognorm(K, prod.data(), shift, nullptr, probs.data());
+    // The message to a row that changes with the datum.
+    std::vector<double> scatter(n, 1.0), expected(n, 1.0);
+    ppc_axpy(K, w, probs.data(), expected.data());
+    EXPECT_NEAR(ppc_product_axpy_lognorm(K, a.data(), b.data(), shift, w, scatter.data()), logNorm, 1e-13);
+    for (int64_t k = 0; k < K; ++k)
+      EXPECT_NEAR(scatter[size_t(k)], expected[size_t(k)], 1e-14 * expected[size_t(k)]);
+    // The message to a row that is the same for every datum: a factored out
+    // of two data's sum, multiplied in after it.
+    std::vector<double> b2(n), prod2(n), probs2(n);
+    for (int64_t k = 0; k < K; ++k)
+      b2[size_t(k)] = 0.5 + 0.01 * double(k);
+    ppc_mul2_n(K, a.data(), b2.data(), prod2.data());
+    ppc_categorical_stats_from_product(K, prod2.data(), nullptr, probs2.data());
+    std::vector<double> sum(n, 0.0), acc(n, 0.0), factored(n, 0.0);
+    ppc_categorical_probs_avglog(K, probs.data(), w, sum.data());
+    ppc_categorical_probs_avglog(K, probs2.data(), 1.0, sum.data());
+    ppc_dot_inverse_axpy(K, a.data(), b.data(), w, acc.data());
+    ppc_dot_inverse_axpy(K, a.data(), b2.data(), 1.0, acc.data());
+    ppc_mul_add_n(K, a.data(), acc.data(), factored.data());
+    for (int64_t k = 0; k < K; ++k)
+      EXPECT_NEAR(factored[size_t(k)], sum[size_t(k)], 1e-14 * sum[size_t(k)] + 1e-300);
+  }
+}
+
 TEST(ScheduleKernels, TransposedExponentialsCoverEveryBlockOfColumns) {
   // 3 x 70 (more than two blocks of columns, the last one partial).
   const int64_t rows = 3, cols = 70;

@@ -1,0 +1,211 @@
+// Plan transformations on hand-built plans: what each one may and may not
+// change (codegen/ProductNormalizerFusion.cpp's liveness of the rows it
+// stops storing). The examples' end-to-end agreement is in InferenceTest.cpp.
+#include "codegen/Plan.h"
+#include "runtime/Symbols.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace ppc;
+using codegen::Arg;
+using codegen::ExprId;
+using codegen::Plan;
+using codegen::Stmt;
+
+namespace {
+
+constexpr int64_t K = 4, N = 3;
+
+/// A categorical in product form over N data, in the loop `for i < N`:
+///   F[i] = a * table[x[i]];  S[i] = F[i] / sum;  message(S[i]) -> t (or table counts)
+struct ProductPlan {
+  Plan p;
+  int32_t a, table, x, w, F, S, t, counts, u, flag;
+  int32_t var = 0;
+
+  ProductPlan() {
+    a = buffer("a", K);
+    table = buffer("table", 10 * K);
+    x = buffer("x", N, true);
+    w = buffer("w", N);
+    F = buffer("F", N * K);
+    S = buffer("S", N * K);
+    t = buffer("t", K);
+    counts = buffer("counts", 10 * K);
+    u = buffer("u", N * K);
+    flag = buffer("flag", 1);
+  }
+  int32_t buffer(const std::string &name, int64_t size, bool isInt = false) {
+    codegen::Buffer b;
+    b.name = name;
+    b.size = size;
+    b.isInt = isInt;
+    p.buffers.push_back(b);
+    return int32_t(p.buffers.size() - 1);
+  }
+  Arg ptr(int32_t b, ExprId index) {
+    Arg r;
+    r.kind = Arg::Kind::Pointer;
+    r.buffer = b;
+    r.expr = index;
+    return r;
+  }
+  Arg num(ExprId e, Arg::Kind kind) {
+    Arg r;
+    r.kind = kind;
+    r.expr = e;
+    return r;
+  }
+  Arg null() {
+    Arg r;
+    r.kind = Arg::Kind::Null;
+    return r;
+  }
+  Stmt call(const char *kernel, std::vector<Arg> args) {
+    Stmt s;
+    s.kind = Stmt::Kind::Call;
+    s.kernel = rt::findRuntimeKernel(kernel);
+    EXPECT_NE(s.kernel, nullptr) << kernel;
+    s.args = std::move(args);
+    return s;
+  }
+  Stmt loop(int32_t v, int64_t bound, std::vector<Stmt> body) {
+    Stmt s;
+    s.kind = Stmt::Kind::Loop;
+    s.var = v;
+    s.bound = p.intConst(bound);
+    s.body = std::move(body);
+    return s;
+  }
+  ExprId row(int32_t v) { return p.mul(p.loopVar(v), p.intConst(K)); }
+  Arg k() { return num(p.intConst(K), Arg::Kind::Int); }
+
+  /// The three calls for datum i (loop variable v); `toCounts`: the message
+  /// goes to the datum's row of `counts` instead of the shared row t.
+  Stmt productLoop(int32_t v, bool toCounts = false) {
+    ExprId xi = p.loadInt(x, p.loopVar(v));
+    ExprId wi = p.loadDouble(w, p.loopVar(v));
+    std::vector<Stmt> body;
+    body.push_back(call("ppc_mul2_n", {k(), ptr(a, p.intConst(0)), ptr(table, p.mul(xi, p.intConst(K))), ptr(F, row(v))}));
+    body.push_back(call("ppc_categorical_stats_from_product", {k(), ptr(F, row(v)), null(), ptr(S, row(v))}));
+    if (toCounts)
+      body.push_back(call("ppc_axpy", {k(), num(wi, Arg::Kind::Double), ptr(S, row(v)), ptr(counts, p.mul(xi, p.intConst(K)))}));
+    else
+      body.push_back(call("ppc_categorical_probs_avglog", {k(), ptr(S, row(v)), num(wi, Arg::Kind::Double), ptr(t, p.intConst(0))}));
+    return loop(v, N, std::move(body));
+  }
+
+  /// for e < 2 (parallel, F and S private to its element) { product loop; after... }
+  void inElementLoop(std::vector<Stmt> after, bool toCounts = false) {
+    std::vector<Stmt> body;
+    body.push_back(productLoop(1, toCounts));
+    for (Stmt &s : after)
+      body.push_back(std::move(s));
+    Stmt outer = loop(0, 2, std::move(body));
+    outer.parallel = true;
+    outer.privates = {F, S};
+    p.blocks[Plan::Iteration].push_back(std::move(outer));
+    p.loopVars = 4;
+  }
+  std::string printed() const { return codegen::printPlan(p); }
+};
+
+TEST(ProductNormalizerFusion, FactorsTheSharedFactorOutOfASumIntoOneRow) {
+  ProductPlan pp;
+  pp.inElementLoop({});
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 1);
+  std::string plan = pp.printed();
+  EXPECT_NE(plan.find("zero t.factored[0 +: 4]"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("ppc_dot_inverse_axpy(4, &a[0], &table[(x[i1] * 4)], w[i1], &t.factored[0])"), std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("ppc_mul_add_n(4, &a[0], &t.factored[0], &t[0])"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("&F["), std::string::npos) << plan;
+  EXPECT_NE(plan.find("private F S t.factored"), std::string::npos) << plan;
+}
+
+TEST(ProductNormalizerFusion, ScattersToARowThatChangesWithTheDatum) {
+  ProductPlan pp;
+  pp.inElementLoop({}, /*toCounts=*/true);
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 1);
+  std::string plan = pp.printed();
+  EXPECT_NE(plan.find("ppc_product_axpy(4, &a[0], &table[(x[i1] * 4)], w[i1], &counts[(x[i1] * 4)])"), std::string::npos)
+      << plan;
+}
+
+TEST(ProductNormalizerFusion, KeepsRowsThatAreReadLater) {
+  ProductPlan pp;
+  // The probabilities of datum 0 are read after the loop.
+  std::vector<Stmt> after;
+  after.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.S, pp.p.intConst(0)), pp.ptr(pp.u, pp.p.intConst(0))}));
+  pp.inElementLoop(std::move(after));
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+TEST(ProductNormalizerFusion, KeepsRowsTheNextBlockMayRead) {
+  ProductPlan pp;
+  // Not in an element's loop: the rows outlive the block.
+  pp.p.blocks[Plan::Iteration].push_back(pp.productLoop(1));
+  pp.p.loopVars = 4;
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+TEST(ProductNormalizerFusion, ARowOverwrittenBeforeItIsReadIsDead) {
+  ProductPlan pp;
+  // A later loop over the same rows writes each row, then reads it.
+  std::vector<Stmt> body;
+  body.push_back(pp.call("ppc_fill", {pp.k(), pp.num(pp.p.doubleConst(1.0), Arg::Kind::Double), pp.ptr(pp.S, pp.row(2))}));
+  body.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.S, pp.row(2)), pp.ptr(pp.u, pp.row(2))}));
+  body.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.a, pp.p.intConst(0)), pp.ptr(pp.F, pp.row(2))}));
+  std::vector<Stmt> after;
+  after.push_back(pp.loop(2, N, std::move(body)));
+  pp.inElementLoop(std::move(after));
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 1) << pp.printed();
+}
+
+TEST(ProductNormalizerFusion, AReadBeforeTheOverwriteKeepsTheRows) {
+  ProductPlan pp;
+  // The later loop reads row j before writing it.
+  std::vector<Stmt> body;
+  body.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.S, pp.row(2)), pp.ptr(pp.u, pp.row(2))}));
+  body.push_back(pp.call("ppc_fill", {pp.k(), pp.num(pp.p.doubleConst(1.0), Arg::Kind::Double), pp.ptr(pp.S, pp.row(2))}));
+  std::vector<Stmt> after;
+  after.push_back(pp.loop(2, N, std::move(body)));
+  pp.inElementLoop(std::move(after));
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+TEST(ProductNormalizerFusion, AnOverwriteOfAnotherRowFirstKeepsTheRows) {
+  ProductPlan pp;
+  // The later loop writes row j, then reads row 2: at j = 0 it reads row 2
+  // before iteration j = 2 writes it.
+  std::vector<Stmt> body;
+  body.push_back(pp.call("ppc_fill", {pp.k(), pp.num(pp.p.doubleConst(1.0), Arg::Kind::Double), pp.ptr(pp.S, pp.row(2))}));
+  body.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.S, pp.p.intConst(2 * K)), pp.ptr(pp.u, pp.row(2))}));
+  std::vector<Stmt> after;
+  after.push_back(pp.loop(2, N, std::move(body)));
+  pp.inElementLoop(std::move(after));
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+TEST(ProductNormalizerFusion, AnOverwriteThatMayExitEarlyIsNotOne) {
+  ProductPlan pp;
+  // The overwriting loop may leave before writing every row; the rows are
+  // read after it.
+  std::vector<Stmt> body;
+  Stmt exit;
+  exit.kind = Stmt::Kind::ExitBelow;
+  exit.buffer = pp.flag;
+  exit.index = pp.p.intConst(0);
+  exit.threshold = 0.5;
+  body.push_back(pp.call("ppc_fill", {pp.k(), pp.num(pp.p.doubleConst(1.0), Arg::Kind::Double), pp.ptr(pp.S, pp.row(2))}));
+  body.push_back(std::move(exit));
+  std::vector<Stmt> after;
+  after.push_back(pp.loop(2, N, std::move(body)));
+  after.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.S, pp.p.intConst(2 * K)), pp.ptr(pp.u, pp.p.intConst(0))}));
+  pp.inElementLoop(std::move(after));
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+} // namespace
