@@ -82,7 +82,12 @@ def run_ppc(X, threads, seed, iters):
     lam = np.loadtxt(os.path.join(out, "phi.csv"), delimiter=",", skiprows=1)
     gam = np.loadtxt(os.path.join(out, "theta.csv"), delimiter=",", skiprows=1)
     shutil.rmtree(out)
-    return {"wall": wall, "compile": summary["compile_seconds"], "trace": summary["elbo"], "time": summary["time"],
+    # Time to quality counts the init block (the random initialization and
+    # the first messages: scikit-learn's fit includes its own), not the
+    # compile or the CSV reading (scikit-learn gets the matrix in memory).
+    init = summary["init_seconds"]
+    return {"wall": wall, "compile": summary["compile_seconds"], "trace": summary["elbo"],
+            "time": [init + t for t in summary["time"]], "init": init,
             "bound": lda_bound(X, lam, gam)}
 
 
@@ -144,15 +149,17 @@ def main():
     for r in runs:
         hit = next((t for e, t in zip(r["trace"], r["time"]) if e >= target), None)
         reach.append(hit)
-    per_iter = statistics.median((r["time"][-1] / len(r["time"])) for r in runs)
+    per_iter = statistics.median(((r["time"][-1] - r["init"]) / len(r["time"])) for r in runs)
+    init = statistics.median(r["init"] for r in runs)
     final = statistics.median(r["bound"] for r in runs) / tokens
     own = statistics.median(r["trace"][-1] for r in runs) / tokens
     compile_s = statistics.median(r["compile"] for r in runs)
-    print(f"ppc, {args.ppc_iters} iterations: {per_iter * 1000:.0f} ms/iteration, compile {compile_s * 1000:.0f} ms, "
+    print(f"ppc, {args.ppc_iters} iterations: {per_iter * 1000:.0f} ms/iteration, init {init * 1000:.0f} ms, "
+          f"compile {compile_s * 1000:.0f} ms, "
           f"final bound {final:.4f} nats/token (own ELBO {own:.4f})")
     if all(h is not None for h in reach):
         t = statistics.median(reach)
-        print(f"ppc reaches scikit-learn's final bound after {t:.2f} s: {sk_time / t:.1f}x sooner")
+        print(f"ppc reaches scikit-learn's final bound after {t:.2f} s (init included): {sk_time / t:.1f}x sooner")
     else:
         print(f"ppc did not reach scikit-learn's final bound within {args.ppc_iters} iterations in every run")
     return 0

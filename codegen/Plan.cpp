@@ -2310,22 +2310,33 @@ private:
 
 } // namespace
 
+bool PlanOptions::disable(const std::string &name) {
+  for (auto [known, flag] : {std::pair{"batch-statistics", &batchStatistics}, std::pair{"row-fission", &rowFission},
+                             std::pair{"fuse-normalizers", &fuseNormalizers}, std::pair{"prefetch", &prefetch}})
+    if (name == known) {
+      *flag = false;
+      return true;
+    }
+  return false;
+}
+
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
-                                bool randomInitConditions, DiagnosticEngine &diags, bool productForm,
-                                const ir::Value *partitionedPlate, bool batchStatistics, bool rowFission,
-                                bool fuseNormalizers) {
+                                bool randomInitConditions, DiagnosticEngine &diags, const PlanOptions &options) {
   auto plan = std::make_unique<Plan>();
   PlanBuilder b(m, eval, data, randomInitConditions, diags, *plan);
-  b.productForm = productForm;
-  b.partitioned_ = partitionedPlate;
+  b.productForm = options.productForm;
+  b.partitioned_ = options.partitionedPlate;
   if (!b.run())
     return nullptr;
-  if (batchStatistics)
+  if (options.batchStatistics)
     batchObservedStatistics(*plan);
-  if (rowFission)
+  if (options.rowFission)
     hoistRowKernels(*plan);
-  if (fuseNormalizers)
+  if (options.fuseNormalizers)
     fuseProductNormalizers(*plan);
+  dropUnreadOutputs(*plan);
+  if (options.prefetch)
+    prefetchIndexedRows(*plan);
   return plan;
 }
 

@@ -207,23 +207,32 @@ struct Plan {
   std::optional<double> doubleConstantOf(ExprId e) const;
 };
 
+struct PlanOptions {
+  /// Categorical posteriors whose messages are rows or entries of Dirichlet
+  /// parents' statistics are computed as normalized products of exponential
+  /// tables; off, every categorical is a softmax of summed messages (the
+  /// tests compare the two).
+  bool productForm = true;
+  /// Plan a data-parallel run that splits this plate (the data bound is
+  /// this process's part of it).
+  const ir::Value *partitionedPlate = nullptr;
+  /// The transformations below, run in this order (all on by default; off
+  /// for tests that compare, and `ppc --disable-plan-opt=NAME`).
+  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, prefetch = true;
+  /// Turns off the transformation named as `--disable-plan-opt` takes it
+  /// (batch-statistics, row-fission, fuse-normalizers, prefetch); false
+  /// for an unknown name.
+  bool disable(const std::string &name);
+};
+
 /// Builds the plan of a scheduled module bound to data. Unsupported
 /// constructs are errors in `diags` (with the statement's position); returns
 /// null then. With `randomInitConditions`, the latent conditions of gates
 /// (the targets of evidence messages) start from random posteriors; the
 /// scheduler must have been told the same (passes::PassContext).
-/// `productForm` (default on) lets categorical posteriors whose messages
-/// are rows or entries of Dirichlet parents' statistics be computed as
-/// normalized products of exponential tables; off, every categorical is a
-/// softmax of summed messages (the tests compare the two).
-/// `partitionedPlate`: plan a data-parallel run that splits this plate (the
-/// data bound is this process's part of it).
-/// `batchStatistics`, `rowFission`, `fuseNormalizers` (default on): the
-/// transformations below, in this order.
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
-                                bool randomInitConditions, DiagnosticEngine &diags, bool productForm = true,
-                                const ir::Value *partitionedPlate = nullptr, bool batchStatistics = true,
-                                bool rowFission = true, bool fuseNormalizers = true);
+                                bool randomInitConditions, DiagnosticEngine &diags,
+                                const PlanOptions &options = {});
 
 /// Sums over a data plate of an observed Gaussian or MvGaussian factor's
 /// messages and ELBO terms, case by case, become matrix products of the
@@ -238,6 +247,16 @@ void hoistRowKernels(Plan &p);
 /// nothing else reads the rows between them, become one call that stores
 /// neither (codegen/ProductNormalizerFusion.cpp); returns how many.
 int fuseProductNormalizers(Plan &p);
+
+/// Loops that read rows of a large table chosen by a datum prefetch the
+/// row of a datum a few iterations ahead (codegen/RowPrefetch.cpp);
+/// returns how many prefetches.
+int prefetchIndexedRows(Plan &p);
+
+/// Optional outputs (the random initialization's log q) of scratch
+/// posteriors that no statement reads are not computed
+/// (codegen/UnreadOutputs.cpp); returns how many calls changed.
+int dropUnreadOutputs(Plan &p);
 
 /// A readable listing of the plan (tests and debugging).
 std::string printPlan(const Plan &p);

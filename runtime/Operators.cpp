@@ -186,7 +186,9 @@ double exponentialDraw(int64_t seed, int64_t stream, int64_t element, int64_t i)
 }
 }  // namespace
 
-PPC_ROW_KERNEL void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta, double* stats) {
+namespace {
+__attribute__((always_inline)) inline void randomSimplex(int64_t k, int64_t seed, int64_t stream, int64_t element,
+                                                         double* eta, double* stats) {
   // exponentialDraw's hash and logarithm, written out so that the draws vectorize.
   const uint64_t base = mix64(mix64(mix64(uint64_t(seed)) ^ uint64_t(stream)) ^ uint64_t(element));
   for (int64_t i = 0; i < k; ++i) {
@@ -195,10 +197,32 @@ PPC_ROW_KERNEL void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, 
   }
   double sum = 0;
   for (int64_t i = 0; i < k; ++i) sum += stats[i];
-  for (int64_t i = 0; i < k; ++i) {
-    stats[i] /= sum;
-    eta[i] = vm::log(stats[i]);
+  for (int64_t i = 0; i < k; ++i) stats[i] /= sum;
+  if (eta)
+    for (int64_t i = 0; i < k; ++i) eta[i] = vm::log(stats[i]);
+}
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PPC_RUNTIME_BITCODE)
+// The hash multiplies 64-bit lanes and converts them to doubles, which
+// vectorize only with AVX-512DQ (vpmullq, vcvtuqq2pd); target_clones cannot
+// name it in GCC 12, so the kernel dispatches to this copy itself.
+#define PPC_RANDOM_SIMPLEX_DQ 1
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void randomSimplexDQ(int64_t k, int64_t seed, int64_t stream,
+                                                                          int64_t element, double* eta, double* stats) {
+  randomSimplex(k, seed, stream, element, eta, stats);
+}
+#endif
+} // namespace
+
+PPC_ROW_KERNEL void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta,
+                                       double* stats) {
+#ifdef PPC_RANDOM_SIMPLEX_DQ
+  static const bool dq = __builtin_cpu_supports("avx512dq");
+  if (dq) {
+    randomSimplexDQ(k, seed, stream, element, eta, stats);
+    return;
   }
+#endif
+  randomSimplex(k, seed, stream, element, eta, stats);
 }
 
 void ppc_random_bernoulli(int64_t seed, int64_t stream, int64_t element, double* eta, double* stats) {
@@ -340,6 +364,15 @@ PPC_TOKEN_KERNEL double ppc_product_axpy_lognorm(int64_t K, const double* a, con
 
 PPC_TOKEN_KERNEL void ppc_product_axpy(int64_t K, const double* a, const double* b, double w, double* dst) {
   scaledAddRow(K, w / dotRow(K, a, b), a, b, dst);
+}
+
+PPC_TOKEN_KERNEL void ppc_prefetch_row(const int64_t* idx, int64_t i, int64_t n, int64_t ahead, const double* table,
+                                       int64_t width) {
+  if (i + ahead >= n) return;
+  const double* row = table + idx[i + ahead] * width;
+  const uintptr_t end = reinterpret_cast<uintptr_t>(row + width);
+  for (uintptr_t line = reinterpret_cast<uintptr_t>(row) & ~uintptr_t(63); line < end; line += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(line));
 }
 
 void ppc_mul_add_n(int64_t n, const double* a, const double* b, double* dst) {

@@ -109,7 +109,7 @@ double ppc_softmax_inplace(int64_t n, double* x);
 /// A random categorical posterior for symmetry breaking: q uniform on the
 /// simplex, a pure function of (seed, stream, element) (a counter-based
 /// generator, so any element can be drawn alone, in any order, on any rank).
-/// stats = q, eta = log q.
+/// stats = q, eta = log q (unless eta is null).
 void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta, double* stats);
 /// The same for a Bernoulli posterior: stats = p, eta = logit p.
 void ppc_random_bernoulli(int64_t seed, int64_t stream, int64_t element, double* eta, double* stats);
@@ -167,6 +167,9 @@ void ppc_dot_inverse_axpy(int64_t K, const double* a, const double* b, double w,
 double ppc_product_axpy_lognorm(int64_t K, const double* a, const double* b, double shift, double w, double* dst);
 /// The same without the normalizer.
 void ppc_product_axpy(int64_t K, const double* a, const double* b, double w, double* dst);
+/// Prefetches row idx[i + ahead] of a table of rows of `width` doubles
+/// when i + ahead < n (codegen/RowPrefetch.cpp); no effect on any value.
+void ppc_prefetch_row(const int64_t* idx, int64_t i, int64_t n, int64_t ahead, const double* table, int64_t width);
 /// dst[i] += a[i] * b[i]
 void ppc_mul_add_n(int64_t n, const double* a, const double* b, double* dst);
 

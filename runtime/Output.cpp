@@ -167,6 +167,7 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
   j["converged"] = summary.converged;
   j["compile_seconds"] = summary.compileSeconds;
   j["data_seconds"] = summary.dataSeconds;
+  j["init_seconds"] = summary.initSeconds;
   j["inference_seconds"] = summary.inferenceSeconds;
   j["options"] = summary.options;
   if (!writeFile(tmp / "summary.json", j.dump(2) + "\n", error))

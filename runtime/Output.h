@@ -41,6 +41,9 @@ struct RunSummary {
   /// Model text to JIT-ready code (parsing, passes, plan, LLVM, JIT), and
   /// reading and binding the data files (not part of compiling).
   double compileSeconds = 0, inferenceSeconds = 0, dataSeconds = 0;
+  /// The init block (random initialization, the first messages): before
+  /// the first iteration, so not in `time` or `inferenceSeconds`.
+  double initSeconds = 0;
   std::map<std::string, std::string> options; ///< the options used, as given
 };
 

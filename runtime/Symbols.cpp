@@ -87,6 +87,7 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_product_axpy_lognorm),
     PPC_SYMBOL(ppc_product_axpy),
     PPC_SYMBOL(ppc_mul_add_n),
+    PPC_SYMBOL(ppc_prefetch_row),
     PPC_SYMBOL(ppc_spd_inverse_logdet),
     PPC_SYMBOL(ppc_gamma_pointmass_stats),
     PPC_SYMBOL(ppc_gaussian_pointmass_stats),

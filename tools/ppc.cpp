@@ -74,6 +74,7 @@ struct RunFlags {
   int64_t threads = 1;
   std::string checkpoint, resume;
   int64_t checkpointEvery = 10;
+  codegen::PlanOptions plan;
 };
 
 /// The processes of a data-parallel run (null: a plain run).
@@ -146,8 +147,9 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
           double dataSeconds) {
   std::string error;
   const ir::Value *partitioned = gComm ? rt::partitionPlate(module, error) : nullptr;
-  std::unique_ptr<codegen::Plan> plan =
-      codegen::buildPlan(module, evaluation, *data, true, diags, /*productForm=*/true, partitioned);
+  codegen::PlanOptions planOptions = flags.plan;
+  planOptions.partitionedPlate = partitioned;
+  std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(module, evaluation, *data, true, diags, planOptions);
   data.reset(); // the plan holds the data it reads
   if (!everyoneOk(plan != nullptr) || !plan)
     return 1;
@@ -205,7 +207,9 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   summary.options = std::move(options);
   codegen::Inference inference(*plan);
   uint64_t seed = flags.run.seed;
+  auto initStart = std::chrono::steady_clock::now();
   inference.initialize(*engine, seed);
+  summary.initSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - initStart).count();
   codegen::RunOptions runOptions = flags.run;
   std::unique_ptr<codegen::Checkpointer> checkpoints;
   if (!flags.checkpoint.empty() || !flags.resume.empty()) {
@@ -358,6 +362,11 @@ int main(int argc, char **argv) {
   app.add_option("--resume", run.resume,
                  "continue the run whose checkpoints are in this directory (the same command, --iters counting "
                  "from its start); checkpoints go on there unless --checkpoint names another directory");
+  std::vector<std::string> disabledPlanOpts;
+  app.add_option("--disable-plan-opt", disabledPlanOpts,
+                 "skip a transformation of the plan (repeatable): batch-statistics, row-fission, "
+                 "fuse-normalizers, prefetch")
+      ->allow_extra_args(false);
   app.add_flag("-q,--quiet", run.quiet, "no progress lines");
   app.add_flag("--version", version, "print the version and exit");
   try {
@@ -389,6 +398,10 @@ int main(int argc, char **argv) {
   }
   if (!weightColumn.empty())
     binding.weight = weightColumn;
+  for (const std::string &name : disabledPlanOpts)
+    if (!run.plan.disable(name))
+      return usageError("--disable-plan-opt: no plan transformation '" + name +
+                        "' (batch-statistics, row-fission, fuse-normalizers, prefetch)");
   if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
     return usageError("--emit=" + emit + " needs --infer FILE");
   std::map<std::string, std::string> optionsUsed;

@@ -101,6 +101,7 @@ struct FitOptions {
   bool batchStatistics = true;
   bool rowFission = true;
   bool fuseNormalizers = true;
+  bool prefetch = true;
   int threads = 1;
 };
 
@@ -135,8 +136,13 @@ std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string
   ctx.localTolerance = o.localTolerance;
   if (!pm.run(*f->module, ctx, llvm::nulls(), llvm::nulls()))
     return f;
-  f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, o.productForm, nullptr,
-                               o.batchStatistics, o.rowFission, o.fuseNormalizers);
+  codegen::PlanOptions planOptions;
+  planOptions.productForm = o.productForm;
+  planOptions.batchStatistics = o.batchStatistics;
+  planOptions.rowFission = o.rowFission;
+  planOptions.fuseNormalizers = o.fuseNormalizers;
+  planOptions.prefetch = o.prefetch;
+  f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, planOptions);
   if (!f->plan)
     return f;
   if (o.engine == "jit")
@@ -617,6 +623,33 @@ TEST(Inference, ProductNormalizerFusionKeepsEveryExamplesIterations) {
   }
   EXPECT_GE(factored, 1u);
   EXPECT_GE(scattered, 1u);
+}
+
+// codegen/RowPrefetch.cpp: prefetching the rows later tokens read changes
+// no value (bitwise), and applies to tables of 4 MiB or more.
+TEST(Inference, RowPrefetchChangesNoValue) {
+  FitOptions o;
+  o.map = {{"theta", "doc"}, {"x", "word"}};
+  o.params = {{"V", "6000"}, {"K", "100"}};
+  o.weight = "count";
+  o.localSchedule = passes::PassContext::LocalSchedule::Auto;
+  o.localIterations = 2;
+  o.run.maxIterations = 3;
+  o.run.tolerance = 0;
+  std::string model = readAll(examplePath("lda.ppl"));
+  std::vector<std::string> files = {examplePath("data/ap_small_d200_w500.csv")};
+  auto with = fit(model, files, o);
+  o.prefetch = false;
+  auto without = fit(model, files, o);
+  ASSERT_TRUE(with->ok && without->ok) << with->error << without->error;
+  EXPECT_NE(codegen::printPlan(*with->plan).find("ppc_prefetch_row"), std::string::npos);
+  EXPECT_EQ(codegen::printPlan(*without->plan).find("ppc_prefetch_row"), std::string::npos);
+  EXPECT_EQ(with->summary.elbo, without->summary.elbo);
+  for (const codegen::Posterior &p : with->plan->posteriors) {
+    if (!p.scratch) {
+      EXPECT_EQ(with->inference->buffer(p.stats), without->inference->buffer(p.stats)) << p.variable->name;
+    }
+  }
 }
 
 // Nested schedules (--local-iters N --local-restart): per document, the
