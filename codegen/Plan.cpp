@@ -2312,7 +2312,8 @@ private:
 
 bool PlanOptions::disable(const std::string &name) {
   for (auto [known, flag] : {std::pair{"batch-statistics", &batchStatistics}, std::pair{"row-fission", &rowFission},
-                             std::pair{"fuse-normalizers", &fuseNormalizers}, std::pair{"prefetch", &prefetch}})
+                             std::pair{"fuse-normalizers", &fuseNormalizers}, std::pair{"batch-logs", &batchLogs},
+                             std::pair{"prefetch", &prefetch}})
     if (name == known) {
       *flag = false;
       return true;
@@ -2335,6 +2336,8 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
   if (options.fuseNormalizers)
     fuseProductNormalizers(*plan);
   dropUnreadOutputs(*plan);
+  if (options.batchLogs)
+    batchLogNormalizers(*plan);
   if (options.prefetch)
     prefetchIndexedRows(*plan);
   return plan;

@@ -218,10 +218,10 @@ struct PlanOptions {
   const ir::Value *partitionedPlate = nullptr;
   /// The transformations below, run in this order (all on by default; off
   /// for tests that compare, and `ppc --disable-plan-opt=NAME`).
-  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, prefetch = true;
+  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, batchLogs = true, prefetch = true;
   /// Turns off the transformation named as `--disable-plan-opt` takes it
-  /// (batch-statistics, row-fission, fuse-normalizers, prefetch); false
-  /// for an unknown name.
+  /// (batch-statistics, row-fission, fuse-normalizers, batch-logs,
+  /// prefetch); false for an unknown name.
   bool disable(const std::string &name);
 };
 
@@ -247,6 +247,11 @@ void hoistRowKernels(Plan &p);
 /// nothing else reads the rows between them, become one call that stores
 /// neither (codegen/ProductNormalizerFusion.cpp); returns how many.
 int fuseProductNormalizers(Plan &p);
+
+/// The log normalizers a fused refresh adds to the ELBO are summed by one
+/// vectorized call after its loop (codegen/LogBatching.cpp); returns how
+/// many loops.
+int batchLogNormalizers(Plan &p);
 
 /// Loops that read rows of a large table chosen by a datum prefetch the
 /// row of a datum a few iterations ahead (codegen/RowPrefetch.cpp);

@@ -362,6 +362,19 @@ PPC_TOKEN_KERNEL double ppc_product_axpy_lognorm(int64_t K, const double* a, con
   return logOfScalar(s) + shift;
 }
 
+PPC_TOKEN_KERNEL double ppc_product_axpy_norm(int64_t K, const double* a, const double* b, double shift, double w,
+                                              double* dst, double* norm) {
+  const double s = dotRow(K, a, b);
+  scaledAddRow(K, w / s, a, b, dst);
+  *norm = s;
+  return shift;
+}
+
+PPC_ROW_KERNEL double ppc_weighted_log_sum(int64_t n, const double* x, const double* w) {
+  if (w) return reduce8(n, [&](int64_t i) { return w[i] * vm::log(x[i]); });
+  return reduce8(n, [&](int64_t i) { return vm::log(x[i]); });
+}
+
 PPC_TOKEN_KERNEL void ppc_product_axpy(int64_t K, const double* a, const double* b, double w, double* dst) {
   scaledAddRow(K, w / dotRow(K, a, b), a, b, dst);
 }

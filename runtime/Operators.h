@@ -165,6 +165,12 @@ void ppc_dot_inverse_axpy(int64_t K, const double* a, const double* b, double w,
 /// row that changes with i: the tokens' counts to their word's topics);
 /// returns log s + shift, as ppc_categorical_stats_from_product_lognorm.
 double ppc_product_axpy_lognorm(int64_t K, const double* a, const double* b, double shift, double w, double* dst);
+/// The same, storing s in *norm and returning the shift alone: the ELBO
+/// takes sum_i w_i log s_i from ppc_weighted_log_sum after the loop.
+double ppc_product_axpy_norm(int64_t K, const double* a, const double* b, double shift, double w, double* dst,
+                             double* norm);
+/// sum_i w[i] log x[i] (w null: weights 1), vectorized.
+double ppc_weighted_log_sum(int64_t n, const double* x, const double* w);
 /// The same without the normalizer.
 void ppc_product_axpy(int64_t K, const double* a, const double* b, double w, double* dst);
 /// Prefetches row idx[i + ahead] of a table of rows of `width` doubles

@@ -86,6 +86,8 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_dot_inverse_axpy),
     PPC_SYMBOL(ppc_product_axpy_lognorm),
     PPC_SYMBOL(ppc_product_axpy),
+    PPC_SYMBOL(ppc_product_axpy_norm),
+    PPC_SYMBOL(ppc_weighted_log_sum),
     PPC_SYMBOL(ppc_mul_add_n),
     PPC_SYMBOL(ppc_prefetch_row),
     PPC_SYMBOL(ppc_spd_inverse_logdet),

@@ -1062,6 +1062,12 @@ TEST(ScheduleKernels, FusedProductKernelsEqualTheirComposition) {
     EXPECT_NEAR(ppc_product_axpy_lognorm(K, a.data(), b.data(), shift, w, scatter.data()), logNorm, 1e-13);
     for (int64_t k = 0; k < K; ++k)
       EXPECT_NEAR(scatter[size_t(k)], expected[size_t(k)], 1e-14 * expected[size_t(k)]);
+    // The normalizer stored for a log after the loop (codegen/LogBatching.cpp).
+    std::vector<double> scatter2(n, 1.0);
+    double norm = 0;
+    EXPECT_EQ(ppc_product_axpy_norm(K, a.data(), b.data(), shift, w, scatter2.data(), &norm), shift);
+    EXPECT_EQ(scatter2, scatter);
+    EXPECT_NEAR(std::log(norm) + shift, logNorm, 1e-13);
     // The message to a row that is the same for every datum: a factored out
     // of two data's sum, multiplied in after it.
     std::vector<double> b2(n), prod2(n), probs2(n);
@@ -1077,6 +1083,21 @@ TEST(ScheduleKernels, FusedProductKernelsEqualTheirComposition) {
     ppc_mul_add_n(K, a.data(), acc.data(), factored.data());
     for (int64_t k = 0; k < K; ++k)
       EXPECT_NEAR(factored[size_t(k)], sum[size_t(k)], 1e-14 * sum[size_t(k)] + 1e-300);
+  }
+}
+
+TEST(ScheduleKernels, WeightedLogSumIsTheSumOfWeightedLogs) {
+  for (int64_t n : {0, 1, 7, 8, 9, 100}) {
+    std::vector<double> x(static_cast<size_t>(n)), w(static_cast<size_t>(n));
+    double weighted = 0, plain = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      x[size_t(i)] = 0.001 + 3.7 * double(i);
+      w[size_t(i)] = double(1 + i % 3);
+      weighted += w[size_t(i)] * std::log(x[size_t(i)]);
+      plain += std::log(x[size_t(i)]);
+    }
+    EXPECT_NEAR(ppc_weighted_log_sum(n, x.data(), w.data()), weighted, 1e-13 * std::max(1.0, std::abs(weighted)));
+    EXPECT_NEAR(ppc_weighted_log_sum(n, x.data(), nullptr), plain, 1e-13 * std::max(1.0, std::abs(plain)));
   }
 }
 
