@@ -2313,7 +2313,7 @@ private:
 bool PlanOptions::disable(const std::string &name) {
   for (auto [known, flag] : {std::pair{"batch-statistics", &batchStatistics}, std::pair{"row-fission", &rowFission},
                              std::pair{"fuse-normalizers", &fuseNormalizers}, std::pair{"batch-logs", &batchLogs},
-                             std::pair{"prefetch", &prefetch}})
+                             std::pair{"prefetch", &prefetch}, std::pair{"parallel-zero", &parallelZero}})
     if (name == known) {
       *flag = false;
       return true;
@@ -2340,6 +2340,8 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
     batchLogNormalizers(*plan);
   if (options.prefetch)
     prefetchIndexedRows(*plan);
+  if (options.parallelZero)
+    parallelizeLargeZeros(*plan);
   return plan;
 }
 

@@ -218,10 +218,11 @@ struct PlanOptions {
   const ir::Value *partitionedPlate = nullptr;
   /// The transformations below, run in this order (all on by default; off
   /// for tests that compare, and `ppc --disable-plan-opt=NAME`).
-  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, batchLogs = true, prefetch = true;
+  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, batchLogs = true, prefetch = true,
+       parallelZero = true;
   /// Turns off the transformation named as `--disable-plan-opt` takes it
   /// (batch-statistics, row-fission, fuse-normalizers, batch-logs,
-  /// prefetch); false for an unknown name.
+  /// prefetch, parallel-zero); false for an unknown name.
   bool disable(const std::string &name);
 };
 
@@ -257,6 +258,10 @@ int batchLogNormalizers(Plan &p);
 /// row of a datum a few iterations ahead (codegen/RowPrefetch.cpp);
 /// returns how many prefetches.
 int prefetchIndexedRows(Plan &p);
+
+/// Top-level zero-fills of 65536 entries or more become parallel loops
+/// over blocks (codegen/ParallelZero.cpp); returns how many.
+int parallelizeLargeZeros(Plan &p);
 
 /// Optional outputs (the random initialization's log q) of scratch
 /// posteriors that no statement reads are not computed
