@@ -253,10 +253,15 @@ private:
       }
       int32_t memo;
       std::tie(means, totals, memo) = shared->second;
+      // The memo stands for the data too: only data bound once (a filled
+      // buffer) at a call on the whole plate (top level) may use it.
+      Arg memoArg = ptr(memo, p_.intConst(0));
+      if (!top || p_.buffers[size_t(m->data)].doubles.empty())
+        memoArg = Arg{Arg::Kind::Null, kNoExpr, -1};
       out.push_back(call("ppc_gaussian_weighted_moments",
                          {intArg(*N), intArg(*K), ptr(*weights, p_.intConst(0)), intArg(m->D),
                           ptr(m->data, p_.intConst(0)), ptr(means, p_.intConst(0)), ptr(totals, p_.intConst(0)),
-                          ptr(memo, p_.intConst(0))},
+                          memoArg},
                          "the data's statistics averaged with weights " + p_.buffers[size_t(*weights)].name +
                              " (memo: unless they are unchanged)"));
       if (top)

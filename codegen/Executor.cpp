@@ -232,8 +232,12 @@ ParallelRunner::ParallelRunner(const Plan &plan) : plan_(plan) {}
 ParallelRunner::~ParallelRunner() = default;
 
 void ParallelRunner::onPool(int64_t count, const std::function<void(int64_t)> &work) {
-  if (!pool_ || pool_->size() + 1 < size_t(count))
-    pool_ = std::make_unique<Pool>(int(count) - 1);
+  // As many workers as the threads asked for (less one: the caller works
+  // too); a smaller --threads after a larger one gets a smaller pool, so
+  // that no idle worker wakes for every loop.
+  const int64_t workers = std::max<int64_t>(threads, count) - 1;
+  if (!pool_ || pool_->size() != size_t(workers))
+    pool_ = std::make_unique<Pool>(int(workers));
   pool_->run(count, work);
 }
 
@@ -458,8 +462,13 @@ std::string Inference::saveState() const {
   auto put = [&](const void *p, size_t n) { out.append(static_cast<const char *>(p), n); };
   put(&elboInIteration_, sizeof elboInIteration_);
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
-    // Buffers the plan fills (data, constants) are not state.
+    // Every buffer, in order, so that a state fits only its plan; memos
+    // (restored empty) as their size alone.
     uint64_t n = plan_.buffers[b].isInt ? ints_[b].size() : doubles_[b].size();
+    if (plan_.buffers[b].memo) {
+      put(&n, sizeof n);
+      continue;
+    }
     put(&n, sizeof n);
     if (plan_.buffers[b].isInt)
       put(ints_[b].data(), n * sizeof(int64_t));
@@ -492,6 +501,8 @@ bool Inference::restoreState(const std::string &bytes, std::string &error) {
       error = "the state does not fit this plan (buffer " + plan_.buffers[b].name + ")";
       return false;
     }
+    if (plan_.buffers[b].memo)
+      continue; // not saved: emptied below
     if (!(isInt ? get(ints_[b].data(), n * sizeof(int64_t)) : get(doubles_[b].data(), n * sizeof(double)))) {
       error = "the state is truncated (buffer " + plan_.buffers[b].name + ")";
       return false;
@@ -530,6 +541,11 @@ std::vector<std::string> Inference::adoptMatchingState(const Inference &old) {
     bases_[b] = buf.isInt ? static_cast<void *>(ints_[b].data()) : static_cast<void *>(doubles_[b].data());
     copied[b] = true;
   }
+  // Memos describe this plan's own earlier calls (its init block may have
+  // filled them from other values than those adopted): start them empty.
+  for (size_t b = 0; b < plan_.buffers.size(); ++b)
+    if (plan_.buffers[b].memo)
+      std::fill(doubles_[b].begin(), doubles_[b].end(), 0.0);
   elboInIteration_ = 0;
   std::vector<std::string> kept;
   for (const Posterior &post : plan_.posteriors)

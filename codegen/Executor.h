@@ -60,7 +60,8 @@ public:
 
 private:
   std::vector<double> &storage(size_t thread, int32_t buffer);
-  /// work(t) for t in [0, count): t = 0 here, the others on the pool.
+  /// work(t) for t in [0, count), on this thread and the pool's workers:
+  /// each t goes to whichever thread asks first.
   void onPool(int64_t count, const std::function<void(int64_t)> &work);
   const Plan &plan_;
   std::vector<std::vector<std::vector<double>>> storage_; ///< [thread][buffer]

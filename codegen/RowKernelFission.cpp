@@ -51,11 +51,17 @@ public:
         after.push_back(std::move(s.body.back()));
         s.body.pop_back();
       }
+      // The loop's header, for the calls that leave it.
+      Stmt header;
+      header.kind = Stmt::Kind::Loop;
+      header.var = s.var;
+      header.bound = s.bound;
+      header.parallel = s.parallel;
       if (!s.body.empty())
         out.push_back(std::move(s));
       // `after` holds the hoisted calls last first.
       for (auto c = after.rbegin(); c != after.rend(); ++c)
-        wholePlate(s, std::move(*c), out);
+        wholePlate(header, std::move(*c), out);
     }
     block = std::move(out);
   }
@@ -99,6 +105,9 @@ private:
     std::optional<int64_t> width;
     std::vector<int32_t> buffers;
     for (const Arg &a : c.args) {
+      // A row width that changes with the element cannot cover all rows.
+      if (a.kind == Arg::Kind::Int && !p_.constantOf(a.expr))
+        return false;
       if (a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Null)
         continue;
       if (a.kind != Arg::Kind::Pointer)
