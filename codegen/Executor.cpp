@@ -242,11 +242,15 @@ void ParallelRunner::onPool(int64_t count, const std::function<void(int64_t)> &w
 }
 
 std::vector<double> &ParallelRunner::storage(size_t thread, int32_t buffer) {
-  if (storage_.size() <= thread)
+  if (storage_.size() <= thread) {
     storage_.resize(thread + 1);
+    zeroed_.resize(thread + 1);
+  }
   auto &perBuffer = storage_[thread];
-  if (perBuffer.size() <= size_t(buffer))
+  if (perBuffer.size() <= size_t(buffer)) {
     perBuffer.resize(size_t(buffer) + 1);
+    zeroed_[thread].resize(size_t(buffer) + 1, 0);
+  }
   std::vector<double> &s = perBuffer[size_t(buffer)];
   s.resize(size_t(plan_.buffers[size_t(buffer)].size));
   return s;
@@ -265,8 +269,10 @@ double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, co
   std::vector<std::vector<void *>> tables(size_t(chunks),
                                           std::vector<void *>(buffers, buffers + plan_.buffers.size()));
   for (int64_t t = direct ? 1 : 0; t < chunks; ++t) {
-    for (int32_t b : loop.privates)
+    for (int32_t b : loop.privates) {
       tables[size_t(t)][size_t(b)] = storage(size_t(t), b).data();
+      zeroed_[size_t(t)][size_t(b)] = 0;
+    }
     for (int32_t b : loop.reductions)
       tables[size_t(t)][size_t(b)] = storage(size_t(t), b).data();
   }
@@ -276,7 +282,9 @@ double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, co
     if (!(direct && t == 0))
       for (int32_t b : loop.reductions) {
         std::vector<double> &s = storage_[size_t(t)][size_t(b)];
-        std::fill(s.begin(), s.end(), 0.0);
+        if (!zeroed_[size_t(t)][size_t(b)])
+          std::fill(s.begin(), s.end(), 0.0);
+        zeroed_[size_t(t)][size_t(b)] = 0;
       }
     elbo[size_t(t)] = body(tables[size_t(t)].data(), n * t / chunks, n * (t + 1) / chunks);
     seconds[size_t(t)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -302,7 +310,9 @@ double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, co
   lastWork_[&loop] = work;
   if (direct) {
     // The copies' sums into the shared buffers, in chunk order for every
-    // entry; each thread adds one slice of the entries.
+    // entry; each thread adds one slice of the entries, and zeroes the
+    // copies' entries it read (in cache now), so that the next chunk finds
+    // its copy zeroed (LDA K = 100: 8 MB less to fill on a chunk's thread).
     size_t entries = 0;
     for (int32_t b : loop.reductions)
       entries += size_t(plan_.buffers[size_t(b)].size);
@@ -313,12 +323,17 @@ double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, co
         size_t size = size_t(plan_.buffers[size_t(b)].size);
         size_t lo = size * size_t(slice) / size_t(chunks), hi = size * size_t(slice + 1) / size_t(chunks);
         for (int64_t t = 1; t < chunks; ++t) {
-          const double *c = storage_[size_t(t)][size_t(b)].data();
-          for (size_t i = lo; i < hi; ++i)
+          double *c = storage_[size_t(t)][size_t(b)].data();
+          for (size_t i = lo; i < hi; ++i) {
             shared[i] += c[i];
+            c[i] = 0.0;
+          }
         }
       }
     });
+    for (int64_t t = 1; t < chunks; ++t)
+      for (int32_t b : loop.reductions)
+        zeroed_[size_t(t)][size_t(b)] = 1;
     double total = 0;
     for (int64_t t = 0; t < chunks; ++t)
       total += elbo[size_t(t)];

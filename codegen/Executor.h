@@ -65,6 +65,9 @@ private:
   void onPool(int64_t count, const std::function<void(int64_t)> &work);
   const Plan &plan_;
   std::vector<std::vector<std::vector<double>>> storage_; ///< [thread][buffer]
+  /// [thread][buffer]: the copy is all zeros (left so by the sum that
+  /// added it to the shared buffer), so the next chunk need not zero it.
+  std::vector<std::vector<char>> zeroed_;
   std::map<const Stmt *, double> lastWork_; ///< seconds of each loop's last run
   struct Pool;
   std::unique_ptr<Pool> pool_;

@@ -83,10 +83,11 @@ private:
       a.kind = Arg::Kind::Null;
       return a;
     }
-    const Expr &l = expr(scale);
+    // Copies, not references: p_.intConst below may grow p_.exprs.
+    const Expr l = expr(scale);
     if (l.kind != Expr::Kind::LoadDouble || !boundData(l.buffer))
       return std::nullopt;
-    const Expr &ix = expr(l.a);
+    const Expr ix = expr(l.a);
     ExprId base = kNoExpr;
     auto atVar = [&](ExprId e) { return expr(e).kind == Expr::Kind::LoopVar && expr(e).var == var; };
     if (atVar(l.a))

@@ -20,6 +20,9 @@
 //     sum_i w_i a*b_i/s_i = a * sum_i (w_i/s_i) b_i: the loop accumulates
 //     the sum (ppc_dot_inverse_axpy, a dot product and an axpy per datum)
 //     and one ppc_mul_add_n after the loop multiplies a in;
+//     (A loop that runs no iteration then adds a * 0: the same unless a
+//     holds inf or NaN, which an exponential table shifted by its maximum
+//     never does.)
 //   * otherwise: ppc_product_axpy[_lognorm] adds w_i a*b_i/s_i to the
 //     datum's row (LDA's refresh: the counts to each word's topics), and
 //     returns the log normalizer when the ELBO took it from the product.
@@ -170,9 +173,10 @@ private:
           return Touch::Use;
         if (a.buffer != b)
           continue;
-        // A write of row i of a loop over the same rows overwrites every row.
+        // A write of row i (all its entries) of a loop over the same rows
+        // overwrites every row.
         if (std::count(writes.begin(), writes.end(), i) && in && sameExpr(in->bound, r.loop->bound) &&
-            isRow(a.expr, in->var, r.width))
+            isRow(a.expr, in->var, r.width) && p_.constantOf(s.args[0].expr) == r.width)
           kill = true;
         else
           return Touch::Use;
@@ -228,25 +232,39 @@ private:
   bool deadAfter(const std::vector<Frame> &frames, size_t level, int32_t b, const Rows &r) const {
     const Frame &f = frames[level];
     const std::vector<Stmt> &body = *f.body;
-    for (size_t j = f.pos + 1; j < body.size(); ++j)
-      switch (touch(body[j], b, f.loop, r)) {
-      case Touch::Use: return false;
-      case Touch::Kill: return true;
-      case Touch::None: break;
-      }
+    // What statement j of this body does first to b. Only a whole loop
+    // overwrites every row: a single call writes one row (of this frame's
+    // loop, whatever its bound), so it counts as a read here.
+    auto at = [&](size_t j) {
+      Touch x = touch(body[j], b, f.loop, r);
+      return x == Touch::Kill && body[j].kind != Stmt::Kind::Loop ? Touch::Use : x;
+    };
+    bool exits = false;
+    for (size_t j = f.pos + 1; j < body.size(); ++j) {
+      exits = exits || body[j].kind == Stmt::Kind::ExitBelow;
+      Touch x = at(j);
+      if (x == Touch::Use)
+        return false;
+      if (x == Touch::Kill)
+        // Without an exit before it, every path overwrites b; an exit
+        // leaves the loop first: what follows the loop decides.
+        return !exits || (f.loop && deadAfter(frames, level - 1, b, r));
+    }
     if (!f.loop)
       return false; // the end of a block: the next block may read it
-    // A private row of a parallel loop's element ends with the element.
-    if (std::count(f.loop->privates.begin(), f.loop->privates.end(), b))
-      return true;
     // The next iteration, up to the statement itself (which overwrites b).
     for (size_t j = 0; j <= f.pos; ++j) {
-      Touch x = touch(body[j], b, f.loop, r);
+      Touch x = at(j);
       if (x == Touch::Use)
         return false;
       if (x == Touch::Kill)
         break;
     }
+    // A private row of a parallel loop's element ends with the element (no
+    // element reads it before writing it: checked above); otherwise what
+    // follows the loop decides.
+    if (std::count(f.loop->privates.begin(), f.loop->privates.end(), b))
+      return true;
     return deadAfter(frames, level - 1, b, r);
   }
 
@@ -285,6 +303,7 @@ private:
         continue;
       }
       if (!discards(use) || t.kind != Arg::Kind::Pointer || t.buffer == F.buffer || t.buffer == S.buffer ||
+          t.buffer == a.buffer || t.buffer == b.buffer ||
           a.buffer == F.buffer || a.buffer == S.buffer || b.buffer == F.buffer || b.buffer == S.buffer ||
           loads(w.expr, F.buffer) || loads(w.expr, S.buffer))
         continue;

@@ -70,7 +70,7 @@ private:
   };
 
   /// `x[base + i] * width`, x bound data and base the same for every i.
-  std::optional<Indexed> indexedRow(const Arg &a, int32_t var) const {
+  std::optional<Indexed> indexedRow(const Arg &a, int32_t var) {
     if (a.kind != Arg::Kind::Pointer || a.expr == kNoExpr)
       return std::nullopt;
     const Expr &m = expr(a.expr);
@@ -82,28 +82,23 @@ private:
     auto width = p_.constantOf(w);
     if (!width || expr(load).kind != Expr::Kind::LoadInt)
       return std::nullopt;
-    const Expr &l = expr(load);
-    if (p_.buffers[size_t(l.buffer)].ints.empty())
+    // Copies, not references: p_.intConst below may grow p_.exprs.
+    const int32_t data = expr(load).buffer;
+    const ExprId index = expr(load).a;
+    if (p_.buffers[size_t(data)].ints.empty() || p_.buffers[size_t(a.buffer)].size * 8 < kLargeTable)
       return std::nullopt;
-    ExprId index = l.a, base = p_.intConst(0);
-    const Expr &ix = expr(index);
-    bool isVar = ix.kind == Expr::Kind::LoopVar && ix.var == var;
-    if (!isVar) {
-      if (ix.kind != Expr::Kind::AddInt)
-        return std::nullopt;
-      auto atVar = [&](ExprId e) { return expr(e).kind == Expr::Kind::LoopVar && expr(e).var == var; };
-      if (atVar(ix.b))
-        base = ix.a;
-      else if (atVar(ix.a))
-        base = ix.b;
-      else
-        return std::nullopt;
-      if (usesVar(base, var) || !onlyBoundData(base))
-        return std::nullopt;
-    }
-    if (p_.buffers[size_t(a.buffer)].size * 8 < kLargeTable)
+    const Expr ix = expr(index);
+    auto atVar = [&](ExprId e) { return expr(e).kind == Expr::Kind::LoopVar && expr(e).var == var; };
+    ExprId base = kNoExpr;
+    if (atVar(index))
+      base = p_.intConst(0);
+    else if (ix.kind == Expr::Kind::AddInt && atVar(ix.b))
+      base = ix.a;
+    else if (ix.kind == Expr::Kind::AddInt && atVar(ix.a))
+      base = ix.b;
+    if (base == kNoExpr || usesVar(base, var) || !onlyBoundData(base))
       return std::nullopt;
-    return Indexed{a.buffer, l.buffer, base, *width};
+    return Indexed{a.buffer, data, base, *width};
   }
 
   void addTo(Stmt &loop) {

@@ -84,14 +84,15 @@ struct ProductPlan {
 
   /// The three calls for datum i (loop variable v); `toCounts`: the message
   /// goes to the datum's row of `counts` instead of the shared row t.
-  Stmt productLoop(int32_t v, bool toCounts = false) {
+  Stmt productLoop(int32_t v, bool toCounts = false, int32_t countsBuffer = -1) {
     ExprId xi = p.loadInt(x, p.loopVar(v));
     ExprId wi = p.loadDouble(w, p.loopVar(v));
     std::vector<Stmt> body;
     body.push_back(call("ppc_mul2_n", {k(), ptr(a, p.intConst(0)), ptr(table, p.mul(xi, p.intConst(K))), ptr(F, row(v))}));
     body.push_back(call("ppc_categorical_stats_from_product", {k(), ptr(F, row(v)), null(), ptr(S, row(v))}));
     if (toCounts)
-      body.push_back(call("ppc_axpy", {k(), num(wi, Arg::Kind::Double), ptr(S, row(v)), ptr(counts, p.mul(xi, p.intConst(K)))}));
+      body.push_back(call("ppc_axpy", {k(), num(wi, Arg::Kind::Double), ptr(S, row(v)),
+                                       ptr(countsBuffer >= 0 ? countsBuffer : counts, p.mul(xi, p.intConst(K)))}));
     else
       body.push_back(call("ppc_categorical_probs_avglog", {k(), ptr(S, row(v)), num(wi, Arg::Kind::Double), ptr(t, p.intConst(0))}));
     return loop(v, N, std::move(body));
@@ -206,6 +207,129 @@ TEST(ProductNormalizerFusion, AnOverwriteThatMayExitEarlyIsNotOne) {
   after.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.S, pp.p.intConst(2 * K)), pp.ptr(pp.u, pp.p.intConst(0))}));
   pp.inElementLoop(std::move(after));
   EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+// for d < N (not parallel, F and S not private) { product loop; after... }; then `tail` after it.
+void inSharedLoop(ProductPlan &pp, std::vector<Stmt> after, std::vector<Stmt> tail) {
+  std::vector<Stmt> body;
+  body.push_back(pp.productLoop(1));
+  for (Stmt &s : after)
+    body.push_back(std::move(s));
+  pp.p.blocks[Plan::Iteration].push_back(pp.loop(0, N, std::move(body)));
+  for (Stmt &s : tail)
+    pp.p.blocks[Plan::Iteration].push_back(std::move(s));
+  pp.p.loopVars = 4;
+}
+
+/// for j < N { fill F[j]; fill S[j] }: every row of both overwritten.
+Stmt overwriteBoth(ProductPlan &pp, int64_t count = K) {
+  std::vector<Stmt> body;
+  Arg n = pp.num(pp.p.intConst(count), Arg::Kind::Int), one = pp.num(pp.p.doubleConst(1.0), Arg::Kind::Double);
+  body.push_back(pp.call("ppc_fill", {n, one, pp.ptr(pp.F, pp.row(2))}));
+  body.push_back(pp.call("ppc_fill", {n, one, pp.ptr(pp.S, pp.row(2))}));
+  return pp.loop(2, N, std::move(body));
+}
+
+TEST(ProductNormalizerFusion, AnOverwriteOfEveryRowByALaterLoopMakesThemDead) {
+  ProductPlan pp;
+  std::vector<Stmt> after, tail;
+  after.push_back(overwriteBoth(pp));
+  tail.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.S, pp.p.intConst(0)), pp.ptr(pp.u, pp.p.intConst(0))}));
+  inSharedLoop(pp, std::move(after), std::move(tail));
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 1) << pp.printed();
+}
+
+TEST(ProductNormalizerFusion, ACallWritingOneRowOfAnEqualBoundLoopIsNotAnOverwrite) {
+  ProductPlan pp;
+  // The outer loop has the rows loop's bound (N): F[d] is one row of F,
+  // and row 2 is read before the outer loop's iteration d = 2 writes it.
+  std::vector<Stmt> after;
+  after.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.a, pp.p.intConst(0)), pp.ptr(pp.F, pp.row(0))}));
+  after.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.F, pp.p.intConst(2 * K)), pp.ptr(pp.u, pp.p.intConst(0))}));
+  std::vector<Stmt> body;
+  Arg one = pp.num(pp.p.doubleConst(1.0), Arg::Kind::Double);
+  body.push_back(pp.call("ppc_fill", {pp.k(), one, pp.ptr(pp.S, pp.row(2))}));
+  after.push_back(pp.loop(2, N, std::move(body)));
+  inSharedLoop(pp, std::move(after), {});
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+TEST(ProductNormalizerFusion, AnExitBeforeTheOverwriteLetsLaterReadersSeeTheRows) {
+  ProductPlan pp;
+  // The outer loop may leave before the overwrite; after it, row 0 of S is read.
+  Stmt exit;
+  exit.kind = Stmt::Kind::ExitBelow;
+  exit.buffer = pp.flag;
+  exit.index = pp.p.intConst(0);
+  exit.threshold = 0.5;
+  std::vector<Stmt> after, tail;
+  after.push_back(std::move(exit));
+  after.push_back(overwriteBoth(pp));
+  tail.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.S, pp.p.intConst(0)), pp.ptr(pp.u, pp.p.intConst(0))}));
+  inSharedLoop(pp, std::move(after), std::move(tail));
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+TEST(ProductNormalizerFusion, APartialRowWriteIsNotAnOverwrite) {
+  ProductPlan pp;
+  std::vector<Stmt> after, tail;
+  after.push_back(overwriteBoth(pp, K - 1));
+  tail.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.S, pp.p.intConst(0)), pp.ptr(pp.u, pp.p.intConst(0))}));
+  inSharedLoop(pp, std::move(after), std::move(tail));
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+TEST(ProductNormalizerFusion, AMessageIntoAFactorsOwnBufferStaysUnfused) {
+  ProductPlan pp;
+  std::vector<Stmt> body;
+  body.push_back(pp.productLoop(1, /*toCounts=*/true, /*countsBuffer=*/pp.table));
+  Stmt outer = pp.loop(0, 2, std::move(body));
+  outer.parallel = true;
+  outer.privates = {pp.F, pp.S};
+  pp.p.blocks[Plan::Iteration].push_back(std::move(outer));
+  pp.p.loopVars = 4;
+  EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
+}
+
+// codegen/RowPrefetch.cpp: a table of 4 MiB or more read at a datum's row
+// gets that row prefetched 16 data ahead (32-byte rows); small tables not.
+TEST(RowPrefetch, PrefetchesTheRowOfTheDatumAhead) {
+  ProductPlan pp;
+  pp.p.buffers[size_t(pp.table)].size = 1 << 20; // 8 MiB
+  pp.p.buffers[size_t(pp.x)].ints = {1, 2, 3};
+  pp.p.blocks[Plan::Iteration].push_back(pp.productLoop(1, /*toCounts=*/true));
+  pp.p.loopVars = 4;
+  pp.p.exprs.shrink_to_fit(); // the next new expression moves them
+  EXPECT_EQ(codegen::prefetchIndexedRows(pp.p), 1);
+  std::string plan = pp.printed();
+  EXPECT_NE(plan.find("ppc_prefetch_row(&x[0], i1, 3, 16, &table[0], 4)"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("&counts[0], 4)"), std::string::npos) << plan;
+}
+
+// codegen/LogBatching.cpp: the log normalizers of a loop whose weights are
+// w[i] are summed after it from &w[0].
+TEST(LogBatching, SumsTheWeightedLogsAfterTheLoop) {
+  ProductPlan pp;
+  pp.p.buffers[size_t(pp.w)].doubles = {1, 2, 3};
+  ExprId xi = pp.p.loadInt(pp.x, pp.p.loopVar(1)), wi = pp.p.loadDouble(pp.w, pp.p.loopVar(1));
+  Stmt c = pp.call("ppc_product_axpy_lognorm",
+                   {pp.k(), pp.ptr(pp.a, pp.p.intConst(0)), pp.ptr(pp.table, pp.p.mul(xi, pp.p.intConst(K))),
+                    pp.num(pp.p.doubleConst(0.5), Arg::Kind::Double), pp.num(wi, Arg::Kind::Double),
+                    pp.ptr(pp.counts, pp.p.mul(xi, pp.p.intConst(K)))});
+  c.result = Stmt::Result::Elbo;
+  c.scale = wi;
+  std::vector<Stmt> body;
+  body.push_back(std::move(c));
+  pp.p.blocks[Plan::Iteration].push_back(pp.loop(1, N, std::move(body)));
+  pp.p.loopVars = 4;
+  pp.p.exprs.shrink_to_fit();
+  EXPECT_EQ(codegen::batchLogNormalizers(pp.p), 1);
+  std::string plan = pp.printed();
+  EXPECT_NE(plan.find("ppc_product_axpy_norm(4, &a[0], &table[(x[i1] * 4)], 0.5, w[i1], &counts[(x[i1] * 4)], "
+                      "&normalizers[i1])"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("elbo += ppc_weighted_log_sum(3, &normalizers[0], &w[0])"), std::string::npos) << plan;
 }
 
 } // namespace
