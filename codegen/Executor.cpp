@@ -148,8 +148,22 @@ std::unique_ptr<Engine> createInterpreter(const Plan &plan) { return std::make_u
 /// handed out by an atomic counter; the caller takes tasks too and returns
 /// when all are done and no worker is still looking for one (so the next
 /// task starts from a quiet pool).
+///
+/// A sweep runs several parallel loops a few milliseconds apart (LDA: the
+/// topic update, its exponentials, the zero-fill, the documents, the sums),
+/// and waking a sleeping thread costs tens of microseconds here: workers and
+/// the caller spin for kSpin before they sleep, as OpenMP runtimes do.
+namespace {
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+} // namespace
+
 struct ParallelRunner::Pool {
   using Work = std::function<void(int64_t)>;
+  static constexpr std::chrono::microseconds kSpin{200};
   explicit Pool(int workers) {
     for (int w = 0; w < workers; ++w)
       threads.emplace_back([this] { serve(); });
@@ -158,7 +172,7 @@ struct ParallelRunner::Pool {
     {
       std::lock_guard<std::mutex> lock(mutex);
       stopping = true;
-      ++generation;
+      generation.fetch_add(1);
     }
     wake.notify_all();
     for (std::thread &t : threads)
@@ -169,21 +183,31 @@ struct ParallelRunner::Pool {
   void run(int64_t count, const Work &work) {
     {
       std::unique_lock<std::mutex> lock(mutex);
-      finished.wait(lock, [&] { return active == 0; });
+      finished.wait(lock, [&] { return active.load() == 0; });
       task = &work;
       tasks = count;
       next.store(0);
       pending.store(count);
-      ++generation;
+      generation.fetch_add(1);
     }
     wake.notify_all();
     take(work, count);
+    auto done = [&] { return pending.load() == 0 && active.load() == 0; };
+    spinUntil(done);
     std::unique_lock<std::mutex> lock(mutex);
-    finished.wait(lock, [&] { return pending.load() == 0 && active == 0; });
+    finished.wait(lock, done);
     task = nullptr;
   }
 
 private:
+  template <typename Ready> static void spinUntil(const Ready &ready) {
+    auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 1; !ready(); ++i)
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > until)
+        return;
+      else
+        cpuRelax();
+  }
   void take(const Work &work, int64_t count) {
     for (int64_t t = next.fetch_add(1); t < count; t = next.fetch_add(1)) {
       work(t);
@@ -198,21 +222,22 @@ private:
     for (;;) {
       const Work *work = nullptr;
       int64_t count = 0;
+      spinUntil([&] { return generation.load() != seen; });
       {
         std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return generation != seen; });
-        seen = generation;
+        wake.wait(lock, [&] { return generation.load() != seen; });
+        seen = generation.load();
         if (stopping)
           return;
         if (!task)
           continue;
         work = task;
         count = tasks;
-        ++active;
+        active.fetch_add(1);
       }
       take(*work, count);
       std::lock_guard<std::mutex> lock(mutex);
-      --active;
+      active.fetch_sub(1);
       finished.notify_all();
     }
   }
@@ -220,9 +245,9 @@ private:
   std::vector<std::thread> threads;
   std::mutex mutex;
   std::condition_variable wake, finished;
-  uint64_t generation = 0;
+  std::atomic<uint64_t> generation{0};
   bool stopping = false;
-  int active = 0; ///< workers inside take()
+  std::atomic<int> active{0}; ///< workers inside take()
   const Work *task = nullptr;
   int64_t tasks = 0;
   std::atomic<int64_t> next{0}, pending{0};
