@@ -10,6 +10,14 @@ document's counts to the topics and the ELBO terms. Every variable is
 updated once, the indicators twice. Prints the median time per iteration (the first, which
 also pays for page faults, is left out), the ratio from 1 to 2 threads and
 the peak resident memory of the process.
+
+Next to it, the floor of the documents' loop: bench/row_traffic (built here
+as the ppc_row_traffic target) replays the loop's rows in the same order,
+on the same threads' split, without the arithmetic; its 1 -> 2 thread ratio
+is what the memory system allows the loop. The same rows in blocks (batches
+of documents by blocks of words: an order ppc does not generate) show what
+such a loop order would save. Runs alternate between 1 and 2
+threads, so that the machine's drift falls on both.
 """
 import argparse
 import json
@@ -23,6 +31,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PPC = os.path.join(ROOT, "build", "bin", "ppc")
+ROW_TRAFFIC = os.path.join(ROOT, "build", "bin", "ppc_row_traffic")
 
 
 def run(k, threads, iters, data, vocabulary):
@@ -51,15 +60,34 @@ def main():
     args = ap.parse_args()
     print(f"LDA sweep, K={args.k}, {os.path.basename(args.data)}: median of {args.runs} runs x "
           f"{args.iters - 2} iterations", flush=True)
+    subprocess.run(["cmake", "--build", os.path.join(ROOT, "build"), "--target", "ppc_row_traffic"],
+                   stdout=subprocess.DEVNULL, check=True)
+    runs = {1: [], 2: []}
+    floor = {1: [], 2: []}
+    blocks = {1: [], 2: []}
+    for _ in range(args.runs):
+        for threads in (1, 2):
+            runs[threads].append(run(args.k, threads, args.iters, args.data, args.vocabulary))
+            out = subprocess.run([ROW_TRAFFIC, args.data, str(args.k), str(threads)], capture_output=True,
+                                 text=True, check=True).stdout
+            floor[threads].append(float(out) / 1000)
+            out = subprocess.run([ROW_TRAFFIC, args.data, str(args.k), str(threads), "9", "blocked"],
+                                 capture_output=True, text=True, check=True).stdout
+            blocks[threads].append(float(out) / 1000)
     times = {}
     for threads in (1, 2):
-        runs = [run(args.k, threads, args.iters, args.data, args.vocabulary) for _ in range(args.runs)]
-        times[threads] = statistics.median(r[0] for r in runs)
-        rss = max(r[1] for r in runs)
-        compile_s = statistics.median(r[2] for r in runs)
+        times[threads] = statistics.median(r[0] for r in runs[threads])
+        rss = max(r[1] for r in runs[threads])
+        compile_s = statistics.median(r[2] for r in runs[threads])
         print(f"  {threads} thread(s): {times[threads] * 1000:.1f} ms/sweep, peak RSS {rss:.0f} MiB, "
               f"compile {compile_s * 1000:.0f} ms", flush=True)
     print(f"  1 -> 2 threads: {times[1] / times[2]:.2f}x")
+    low = {t: statistics.median(floor[t]) for t in (1, 2)}
+    print(f"  the documents' loop's row traffic alone (ppc_row_traffic): {low[1] * 1000:.1f} ms on 1 thread, "
+          f"{low[2] * 1000:.1f} ms on 2 ({low[1] / low[2]:.2f}x)")
+    low = {t: statistics.median(blocks[t]) for t in (1, 2)}
+    print(f"  the same rows in blocks of 1024 documents x 256 words (not ppc's order): {low[1] * 1000:.1f} ms on "
+          f"1 thread, {low[2] * 1000:.1f} ms on 2 ({low[1] / low[2]:.2f}x)")
     return 0
 
 
