@@ -3,12 +3,14 @@
 // kernels (with index arrays and weights), and the vector helpers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "runtime/Distributions.h"
 #include "runtime/Operators.h"
+#include "runtime/Special.h"
 #include "test/unit/runtime/TestUtil.h"
 
 namespace ppc::rt {
@@ -401,4 +403,33 @@ TEST(FamilyKernels, SymmetricDirichletAvgLogFactorMatchesGeneral) {
       double symmetric = ppc_dirichlet_sym_avglogfactor(K, alpha, elog.data());
       EXPECT_NEAR(symmetric, general, 1e-12 * std::abs(general)) << "K " << K << " alpha " << alpha;
     }
+}
+
+// Rows of every length from 1 to 25 (every remainder after blocks of 8, the
+// remainder computed as one padded vector): each entry of the statistics and
+// of the shifted exponentials against the scalar functions, and the entries
+// past the row untouched.
+TEST(FamilyKernels, RowTailsMatchTheScalarFunctions) {
+  for (int64_t K = 1; K <= 25; ++K) {
+    const size_t n = static_cast<size_t>(K);
+    std::vector<double> eta(n), elog(n + 1, 7.0), out(n + 1, 7.0);
+    double sum = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      eta[size_t(k)] = 0.01 + 3.7 * double((k * 5) % 11);
+      sum += eta[size_t(k)] + 1.0;
+    }
+    ppc_dirichlet_stats_n(1, K, eta.data(), elog.data());
+    for (int64_t k = 0; k < K; ++k) {
+      double expected = ppc::rt::digamma(eta[size_t(k)] + 1.0) - ppc::rt::digamma(sum);
+      EXPECT_NEAR(elog[size_t(k)], expected, 1e-13 * std::max(1.0, std::abs(expected))) << "K " << K << " k " << k;
+    }
+    EXPECT_EQ(elog[size_t(K)], 7.0) << "K " << K;
+    double shift = 0;
+    ppc_exp_shifted_n(K, eta.data(), out.data(), &shift);
+    double max = *std::max_element(eta.begin(), eta.end());
+    EXPECT_EQ(shift, max);
+    for (int64_t k = 0; k < K; ++k)
+      EXPECT_NEAR(out[size_t(k)], std::exp(eta[size_t(k)] - max), 1e-15) << "K " << K << " k " << k;
+    EXPECT_EQ(out[size_t(K)], 7.0) << "K " << K;
+  }
 }
