@@ -86,7 +86,7 @@ def main():
     print(f"  the documents' loop's row traffic alone (ppc_row_traffic): {low[1] * 1000:.1f} ms on 1 thread, "
           f"{low[2] * 1000:.1f} ms on 2 ({low[1] / low[2]:.2f}x)")
     low = {t: statistics.median(blocks[t]) for t in (1, 2)}
-    print(f"  the same rows in blocks of 1024 documents x 256 words (not ppc's order): {low[1] * 1000:.1f} ms on "
+    print(f"  the same rows in blocks of 256 documents x 256 words (not ppc's order): {low[1] * 1000:.1f} ms on "
           f"1 thread, {low[2] * 1000:.1f} ms on 2 ({low[1] / low[2]:.2f}x)")
     return 0
 

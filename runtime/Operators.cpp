@@ -41,6 +41,7 @@ constexpr int64_t kLanes = 8;
 /// digamma(s) runs in the padded block's first spare lane.
 __attribute__((always_inline)) inline void digammaRowMinus(int64_t K, const double* a, double offset, double s,
                                                            double* e) {
+  if (K <= 0) return;
   const int64_t full = K - K % kLanes, rest = K - full;
   double in[kLanes], out[kLanes];
   for (int64_t j = 0; j < kLanes; ++j) in[j] = j < rest ? a[full + j] + offset : (j == rest ? s : 1.0);

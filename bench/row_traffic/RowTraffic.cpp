@@ -6,21 +6,26 @@
 // first pass reads the K-wide row of each token's word in a V x K table (the
 // topics' exponentials); a second pass reads that row again and adds it to
 // the word's row of a second V x K table (the topic counts, a private copy
-// per thread, as ppc's threads have). Rows are prefetched 5 tokens ahead,
-// as ppc's RowPrefetch does. Threads take contiguous halves of the
-// documents, as ppc's chunks do.
+// per thread, as ppc's threads have), scaled by the document's own row.
+// Rows of tables of 4 MiB or more are prefetched about 4 KB ahead (5 rows
+// of 800 bytes), as ppc's RowPrefetch does. Threads take contiguous
+// shares of the documents, as ppc's chunks do. Not replayed: the zeroing
+// of each thread's copy and the sum of the copies after the loop, which
+// ppc also pays on two threads.
 //
 //   ppc_row_traffic CSV K THREADS [REPEATS [blocked]]
 //   (CSV: doc,word,count sorted by doc, then by word within a document)
 //
 // Prints the median milliseconds of one pass over the corpus. `blocked`
 // replays an order ppc does not generate, to measure what it would save:
-// each thread takes its documents in batches of 1024 and walks a batch's
-// tokens by blocks of 256 words (a block's rows of both tables fit a core's
-// L2), each pass in turn.
+// each thread takes its documents in batches of 256, each with its own row
+// (the sums of the first pass, read by the second), and walks a batch's
+// tokens by blocks of 256 words (a block's rows of both tables and the
+// batch's rows fit a core's L2), each pass in turn.
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -60,49 +65,55 @@ bool readCorpus(const char *path, Corpus &c) {
   return !c.words.empty();
 }
 
-constexpr int64_t kAhead = 5;
+/// RowPrefetch's rule: tables of 4 MiB or more, about 4 KB ahead.
+int64_t prefetchDistance(const Corpus &c, int64_t k) {
+  if (c.vocabulary * k * int64_t(sizeof(double)) < (int64_t(4) << 20))
+    return 0;
+  return std::clamp<int64_t>(4096 / (k * int64_t(sizeof(double))), 2, 16);
+}
 
 void prefetchRow(const double *row, int64_t k) {
-  for (int64_t b = 0; b < k * int64_t(sizeof(double)); b += 64)
-    __builtin_prefetch(reinterpret_cast<const char *>(row) + b);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(row + k);
+  for (uintptr_t line = reinterpret_cast<uintptr_t>(row) & ~uintptr_t(63); line < end; line += 64)
+    __builtin_prefetch(reinterpret_cast<const void *>(line));
 }
 
 /// Documents [begin, end): both passes; returns a sum so that the reads stay.
-/// (The first pass's sum is not zeroed per document: it only has to exist.)
 double documents(const Corpus &c, int64_t k, const double *table, double *counts, int64_t begin, int64_t end) {
-  double sink = 0;
-  std::vector<double> document(size_t(k), 0.0); // as ppc's factored row
+  const int64_t ahead = prefetchDistance(c, k);
+  std::vector<double> document(size_t(k), 1.0); // as ppc's document row
+  double *own = document.data();
   for (int64_t d = begin; d < end; ++d) {
     const int64_t lo = c.offsets[size_t(d)], hi = c.offsets[size_t(d) + 1];
-    double *acc = document.data();
     for (int64_t i = lo; i < hi; ++i) {
-      if (i + kAhead < hi)
-        prefetchRow(table + c.words[size_t(i + kAhead)] * k, k);
+      if (ahead && i + ahead < hi)
+        prefetchRow(table + c.words[size_t(i + ahead)] * k, k);
       const double *row = table + c.words[size_t(i)] * k;
       for (int64_t j = 0; j < k; ++j)
-        acc[j] += row[j];
+        own[j] += row[j];
     }
     for (int64_t i = lo; i < hi; ++i) {
-      if (i + kAhead < hi) {
-        prefetchRow(table + c.words[size_t(i + kAhead)] * k, k);
-        prefetchRow(counts + c.words[size_t(i + kAhead)] * k, k);
+      if (ahead && i + ahead < hi) {
+        prefetchRow(table + c.words[size_t(i + ahead)] * k, k);
+        prefetchRow(counts + c.words[size_t(i + ahead)] * k, k);
       }
       const double *row = table + c.words[size_t(i)] * k;
       double *sum = counts + c.words[size_t(i)] * k;
       for (int64_t j = 0; j < k; ++j)
-        sum[j] += row[j];
+        sum[j] += row[j] * own[j];
     }
   }
+  double sink = 0;
   for (double a : document)
     sink += a;
   return sink;
 }
 
-constexpr int64_t kBatch = 1024, kWordBlock = 256;
+constexpr int64_t kBatch = 256, kWordBlock = 256;
 
 /// The same rows as documents(), by batches of documents and blocks of words.
 double blocked(const Corpus &c, int64_t k, const double *table, double *counts, int64_t begin, int64_t end) {
-  std::vector<double> document(size_t(k), 0.0);
+  std::vector<double> batchRows(size_t(kBatch * k), 1.0); // one row per document of a batch
   std::vector<int64_t> cursor(static_cast<size_t>(kBatch));
   for (int64_t b0 = begin; b0 < end; b0 += kBatch) {
     const int64_t b1 = std::min(end, b0 + kBatch);
@@ -111,19 +122,25 @@ double blocked(const Corpus &c, int64_t k, const double *table, double *counts, 
         cursor[size_t(d - b0)] = c.offsets[size_t(d)];
       for (int64_t w1 = kWordBlock; w1 < c.vocabulary + kWordBlock; w1 += kWordBlock)
         for (int64_t d = b0; d < b1; ++d) {
+          double *own = batchRows.data() + (d - b0) * k;
           int64_t i = cursor[size_t(d - b0)];
           for (const int64_t hi = c.offsets[size_t(d) + 1]; i < hi && c.words[size_t(i)] < w1; ++i) {
             const double *row = table + c.words[size_t(i)] * k;
-            double *sum = pass == 0 ? document.data() : counts + c.words[size_t(i)] * k;
-            for (int64_t j = 0; j < k; ++j)
-              sum[j] += row[j];
+            if (pass == 0) {
+              for (int64_t j = 0; j < k; ++j)
+                own[j] += row[j];
+            } else {
+              double *sum = counts + c.words[size_t(i)] * k;
+              for (int64_t j = 0; j < k; ++j)
+                sum[j] += row[j] * own[j];
+            }
           }
           cursor[size_t(d - b0)] = i;
         }
     }
   }
   double sink = 0;
-  for (double a : document)
+  for (double a : batchRows)
     sink += a;
   return sink;
 }
@@ -132,7 +149,7 @@ double blocked(const Corpus &c, int64_t k, const double *table, double *counts, 
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s CSV K THREADS [REPEATS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s CSV K THREADS [REPEATS [blocked]]\n", argv[0]);
     return 2;
   }
   Corpus corpus;
