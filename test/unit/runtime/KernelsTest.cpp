@@ -424,6 +424,13 @@ TEST(FamilyKernels, RowTailsMatchTheScalarFunctions) {
       EXPECT_NEAR(elog[size_t(k)], expected, 1e-13 * std::max(1.0, std::abs(expected))) << "K " << K << " k " << k;
     }
     EXPECT_EQ(elog[size_t(K)], 7.0) << "K " << K;
+    // The same rows through the mean-parameter kernel (no +1 offset).
+    ppc_dirichlet_elog_n(1, K, eta.data(), elog.data());
+    for (int64_t k = 0; k < K; ++k) {
+      double expected = ppc::rt::digamma(eta[size_t(k)]) - ppc::rt::digamma(sum - double(K));
+      EXPECT_NEAR(elog[size_t(k)], expected, 1e-13 * std::max(1.0, std::abs(expected))) << "K " << K << " k " << k;
+    }
+    EXPECT_EQ(elog[size_t(K)], 7.0) << "K " << K;
     double shift = 0;
     ppc_exp_shifted_n(K, eta.data(), out.data(), &shift);
     double max = *std::max_element(eta.begin(), eta.end());
@@ -432,4 +439,9 @@ TEST(FamilyKernels, RowTailsMatchTheScalarFunctions) {
       EXPECT_NEAR(out[size_t(k)], std::exp(eta[size_t(k)] - max), 1e-15) << "K " << K << " k " << k;
     EXPECT_EQ(out[size_t(K)], 7.0) << "K " << K;
   }
+  // An empty row writes nothing.
+  double untouched = 7.0, shift = 7.0;
+  ppc_dirichlet_stats_n(1, 0, &untouched, &untouched);
+  ppc_exp_shifted_n(0, &untouched, &untouched, &shift);
+  EXPECT_EQ(untouched, 7.0);
 }
