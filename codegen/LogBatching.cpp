@@ -44,24 +44,6 @@ public:
 private:
   const Expr &expr(ExprId e) const { return p_.exprs[size_t(e)]; }
 
-  bool usesVar(ExprId e, int32_t var) const {
-    if (e == kNoExpr)
-      return false;
-    const Expr &x = expr(e);
-    return (x.kind == Expr::Kind::LoopVar && x.var == var) || usesVar(x.a, var) || usesVar(x.b, var);
-  }
-  bool boundData(int32_t buffer) const {
-    const Buffer &b = p_.buffers[size_t(buffer)];
-    return !b.ints.empty() || !b.doubles.empty();
-  }
-  bool onlyBoundData(ExprId e) const {
-    if (e == kNoExpr)
-      return true;
-    const Expr &x = expr(e);
-    if ((x.kind == Expr::Kind::LoadInt || x.kind == Expr::Kind::LoadDouble) && !boundData(x.buffer))
-      return false;
-    return onlyBoundData(x.a) && onlyBoundData(x.b);
-  }
 
   /// The largest value the loop bound takes: a constant, or a bound-data
   /// entry (a ragged plate's sizes).
@@ -85,7 +67,7 @@ private:
     }
     // Copies, not references: p_.intConst below may grow p_.exprs.
     const Expr l = expr(scale);
-    if (l.kind != Expr::Kind::LoadDouble || !boundData(l.buffer))
+    if (l.kind != Expr::Kind::LoadDouble || !p_.isBoundData(l.buffer))
       return std::nullopt;
     const Expr ix = expr(l.a);
     ExprId base = kNoExpr;
@@ -96,7 +78,7 @@ private:
       base = ix.a;
     else if (ix.kind == Expr::Kind::AddInt && atVar(ix.a))
       base = ix.b;
-    if (base == kNoExpr || usesVar(base, var) || !onlyBoundData(base))
+    if (base == kNoExpr || p_.usesVar(base, var) || !p_.onlyBoundData(base))
       return std::nullopt;
     a.kind = Arg::Kind::Pointer;
     a.buffer = l.buffer;
@@ -122,7 +104,7 @@ private:
       return std::nullopt;
     auto largest = largestBound(loop.bound);
     auto w = weights(target->scale, loop.var);
-    if (!largest || *largest <= 0 || !w || !onlyBoundData(loop.bound))
+    if (!largest || *largest <= 0 || !w || !p_.onlyBoundData(loop.bound))
       return std::nullopt;
     Buffer norms;
     norms.name = batched == 0 ? "normalizers" : "normalizers." + std::to_string(batched);

@@ -64,6 +64,27 @@ ExprId Plan::loopVar(int32_t var) {
   e.var = var;
   return push(*this, e);
 }
+bool Plan::usesVar(ExprId e, int32_t var) const {
+  if (e == kNoExpr)
+    return false;
+  const Expr &x = exprs[size_t(e)];
+  return (x.kind == Expr::Kind::LoopVar && x.var == var) || usesVar(x.a, var) || usesVar(x.b, var);
+}
+
+bool Plan::isBoundData(int32_t buffer) const {
+  const Buffer &b = buffers[size_t(buffer)];
+  return !b.ints.empty() || !b.doubles.empty();
+}
+
+bool Plan::onlyBoundData(ExprId e) const {
+  if (e == kNoExpr)
+    return true;
+  const Expr &x = exprs[size_t(e)];
+  if ((x.kind == Expr::Kind::LoadInt || x.kind == Expr::Kind::LoadDouble) && !isBoundData(x.buffer))
+    return false;
+  return onlyBoundData(x.a) && onlyBoundData(x.b);
+}
+
 std::optional<int64_t> Plan::constantOf(ExprId e) const {
   if (e != kNoExpr && exprs[e].kind == Expr::Kind::IntConst)
     return exprs[e].value;

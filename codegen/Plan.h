@@ -205,6 +205,15 @@ struct Plan {
   ExprId intToDouble(ExprId a);
   std::optional<int64_t> constantOf(ExprId e) const;
   std::optional<double> doubleConstantOf(ExprId e) const;
+
+  // Expression queries the plan transformations share.
+  /// e reads loop variable `var`.
+  bool usesVar(ExprId e, int32_t var) const;
+  /// The buffer was filled at bind time (data, offsets, constants): no
+  /// statement changes it.
+  bool isBoundData(int32_t buffer) const;
+  /// e loads only from bound-data buffers.
+  bool onlyBoundData(ExprId e) const;
 };
 
 struct PlanOptions {

@@ -107,12 +107,6 @@ private:
     return a.kind == b.kind && a.buffer == b.buffer && sameExpr(a.expr, b.expr);
   }
 
-  bool usesVar(ExprId e, int32_t var) const {
-    if (e == kNoExpr)
-      return false;
-    const Expr &x = expr(e);
-    return (x.kind == Expr::Kind::LoopVar && x.var == var) || usesVar(x.a, var) || usesVar(x.b, var);
-  }
   bool loads(ExprId e, int32_t buffer) const {
     if (e == kNoExpr)
       return false;
@@ -318,7 +312,7 @@ private:
           !deadAfter(frames, frames.size() - 1, S.buffer, rows))
         continue;
       // The factored form: a and t the same for every datum.
-      bool invariant = !lognorm && !loop.parallel && !usesVar(a.expr, loop.var) && !usesVar(t.expr, loop.var) &&
+      bool invariant = !lognorm && !loop.parallel && !p_.usesVar(a.expr, loop.var) && !p_.usesVar(t.expr, loop.var) &&
                        t.buffer != a.buffer && t.buffer != b.buffer && !mentions(use, a.buffer) &&
                        !loads(w.expr, t.buffer) && !loads(b.expr, t.buffer);
       for (size_t j = 0; invariant && j < body.size(); ++j)

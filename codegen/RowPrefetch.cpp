@@ -47,23 +47,6 @@ public:
 private:
   const Expr &expr(ExprId e) const { return p_.exprs[size_t(e)]; }
 
-  bool usesVar(ExprId e, int32_t var) const {
-    if (e == kNoExpr)
-      return false;
-    const Expr &x = expr(e);
-    return (x.kind == Expr::Kind::LoopVar && x.var == var) || usesVar(x.a, var) || usesVar(x.b, var);
-  }
-  /// Loads only from buffers filled at bind time (data, offsets): values
-  /// no statement changes.
-  bool onlyBoundData(ExprId e) const {
-    if (e == kNoExpr)
-      return true;
-    const Expr &x = expr(e);
-    if ((x.kind == Expr::Kind::LoadInt || x.kind == Expr::Kind::LoadDouble) &&
-        p_.buffers[size_t(x.buffer)].ints.empty() && p_.buffers[size_t(x.buffer)].doubles.empty())
-      return false;
-    return onlyBoundData(x.a) && onlyBoundData(x.b);
-  }
 
   struct Indexed {
     int32_t table, data;
@@ -98,7 +81,7 @@ private:
       base = ix.a;
     else if (ix.kind == Expr::Kind::AddInt && atVar(ix.a))
       base = ix.b;
-    if (base == kNoExpr || usesVar(base, var) || !onlyBoundData(base))
+    if (base == kNoExpr || p_.usesVar(base, var) || !p_.onlyBoundData(base))
       return std::nullopt;
     return Indexed{a.buffer, data, base, *width};
   }

@@ -513,15 +513,40 @@ std::vector<Example> examples() {
   };
 }
 
+/// An example's run: its mapping, parameters and weights, 5 iterations, no
+/// tolerance.
+FitOptions exampleOptions(const Example &ex, int threads = 1) {
+  FitOptions o;
+  o.map = ex.map;
+  o.params = ex.params;
+  o.weight = ex.weight;
+  o.threads = threads;
+  o.run.maxIterations = 5;
+  o.run.tolerance = 0;
+  return o;
+}
+
+/// Two runs of one model agree: ELBO traces to `elboTol` relative, every
+/// posterior's statistics entry by entry to `statsTol` relative (0: equal);
+/// scratch posteriors (the last element's rows only) only if `withScratch`.
+void expectSameRun(const Fit &a, const Fit &b, double elboTol, double statsTol, bool withScratch) {
+  ASSERT_EQ(a.summary.elbo.size(), b.summary.elbo.size());
+  for (size_t i = 0; i < a.summary.elbo.size(); ++i)
+    EXPECT_NEAR(a.summary.elbo[i], b.summary.elbo[i], elboTol * std::abs(b.summary.elbo[i]));
+  for (const codegen::Posterior &p : a.plan->posteriors) {
+    if (p.scratch && !withScratch)
+      continue;
+    const std::vector<double> &x = a.inference->buffer(p.stats), &y = b.inference->buffer(p.stats);
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_NEAR(x[i], y[i], statsTol * std::max(1.0, std::abs(y[i]))) << p.variable->name << "[" << i << "]";
+  }
+}
+
 TEST(Inference, JitEqualsInterpreterOnEveryExample) {
   for (const Example &ex : examples()) {
     SCOPED_TRACE(ex.model);
-    FitOptions o;
-    o.map = ex.map;
-    o.params = ex.params;
-    o.weight = ex.weight;
-    o.run.maxIterations = 5;
-    o.run.tolerance = 0;
+    FitOptions o = exampleOptions(ex);
     auto jit = fit(readAll(examplePath(ex.model)), ex.files, o);
     o.engine = "interp";
     auto interp = fit(readAll(examplePath(ex.model)), ex.files, o);
@@ -552,13 +577,7 @@ TEST(Inference, RowKernelFissionKeepsEveryExamplesIterations) {
   for (const Example &ex : examples()) {
     for (int threads : {1, 2}) {
       SCOPED_TRACE(ex.model + " threads " + std::to_string(threads));
-      FitOptions o;
-      o.map = ex.map;
-      o.params = ex.params;
-      o.weight = ex.weight;
-      o.threads = threads;
-      o.run.maxIterations = 5;
-      o.run.tolerance = 0;
+      FitOptions o = exampleOptions(ex, threads);
       auto whole = fit(readAll(examplePath(ex.model)), ex.files, o);
       o.rowFission = false;
       auto perRow = fit(readAll(examplePath(ex.model)), ex.files, o);
@@ -566,15 +585,7 @@ TEST(Inference, RowKernelFissionKeepsEveryExamplesIterations) {
       ASSERT_TRUE(perRow->ok) << perRow->error;
       if (threads == 1 && codegen::printPlan(*whole->plan).find("(all rows)") != std::string::npos)
         ++hoisted;
-      ASSERT_EQ(whole->summary.elbo.size(), perRow->summary.elbo.size());
-      for (size_t i = 0; i < whole->summary.elbo.size(); ++i)
-        EXPECT_NEAR(whole->summary.elbo[i], perRow->summary.elbo[i], 1e-12 * std::abs(perRow->summary.elbo[i]));
-      for (const codegen::Posterior &p : whole->plan->posteriors) {
-        const std::vector<double> &a = whole->inference->buffer(p.stats), &b = perRow->inference->buffer(p.stats);
-        ASSERT_EQ(a.size(), b.size());
-        for (size_t i = 0; i < a.size(); ++i)
-          ASSERT_NEAR(a[i], b[i], 1e-12 * std::max(1.0, std::abs(b[i]))) << p.variable->name << "[" << i << "]";
-      }
+      expectSameRun(*whole, *perRow, 1e-12, 1e-12, /*withScratch=*/true);
     }
   }
   EXPECT_GE(hoisted, 6u);
@@ -589,13 +600,7 @@ TEST(Inference, ProductNormalizerFusionKeepsEveryExamplesIterations) {
   for (const Example &ex : examples()) {
     for (int threads : {1, 2}) {
       SCOPED_TRACE(ex.model + " threads " + std::to_string(threads));
-      FitOptions o;
-      o.map = ex.map;
-      o.params = ex.params;
-      o.weight = ex.weight;
-      o.threads = threads;
-      o.run.maxIterations = 5;
-      o.run.tolerance = 0;
+      FitOptions o = exampleOptions(ex, threads);
       // ppc's default schedules (nested for LDA), without data-dependent exits.
       o.localSchedule = passes::PassContext::LocalSchedule::Auto;
       o.localIterations = 3;
@@ -610,17 +615,8 @@ TEST(Inference, ProductNormalizerFusionKeepsEveryExamplesIterations) {
         factored += plan.find("ppc_dot_inverse_axpy") != std::string::npos;
         scattered += plan.find("ppc_product_axpy_norm") != std::string::npos;
       }
-      ASSERT_EQ(fused->summary.elbo.size(), stored->summary.elbo.size());
-      for (size_t i = 0; i < fused->summary.elbo.size(); ++i)
-        EXPECT_NEAR(fused->summary.elbo[i], stored->summary.elbo[i], 1e-11 * std::abs(stored->summary.elbo[i]));
-      for (const codegen::Posterior &p : fused->plan->posteriors) {
-        if (p.scratch)
-          continue; // rows of the last element only (and never stored when fused)
-        const std::vector<double> &a = fused->inference->buffer(p.stats), &b = stored->inference->buffer(p.stats);
-        ASSERT_EQ(a.size(), b.size());
-        for (size_t i = 0; i < a.size(); ++i)
-          ASSERT_NEAR(a[i], b[i], 1e-10 * std::max(1.0, std::abs(b[i]))) << p.variable->name << "[" << i << "]";
-      }
+      // Scratch rows are never stored when fused.
+      expectSameRun(*fused, *stored, 1e-11, 1e-10, /*withScratch=*/false);
     }
   }
   EXPECT_GE(factored, 1u);
@@ -633,12 +629,7 @@ TEST(Inference, LogBatchingChangesOnlyTheElbosRounding) {
   size_t batched = 0;
   for (const Example &ex : examples()) {
     SCOPED_TRACE(ex.model);
-    FitOptions o;
-    o.map = ex.map;
-    o.params = ex.params;
-    o.weight = ex.weight;
-    o.run.maxIterations = 5;
-    o.run.tolerance = 0;
+    FitOptions o = exampleOptions(ex);
     o.localSchedule = passes::PassContext::LocalSchedule::Auto;
     o.localIterations = 3;
     o.localRestart = true;
@@ -647,14 +638,7 @@ TEST(Inference, LogBatchingChangesOnlyTheElbosRounding) {
     auto inLoop = fit(readAll(examplePath(ex.model)), ex.files, o);
     ASSERT_TRUE(after->ok && inLoop->ok) << after->error << inLoop->error;
     batched += codegen::printPlan(*after->plan).find("ppc_weighted_log_sum") != std::string::npos;
-    ASSERT_EQ(after->summary.elbo.size(), inLoop->summary.elbo.size());
-    for (size_t i = 0; i < after->summary.elbo.size(); ++i)
-      EXPECT_NEAR(after->summary.elbo[i], inLoop->summary.elbo[i], 1e-12 * std::abs(inLoop->summary.elbo[i]));
-    for (const codegen::Posterior &p : after->plan->posteriors) {
-      if (!p.scratch) {
-        EXPECT_EQ(after->inference->buffer(p.stats), inLoop->inference->buffer(p.stats)) << p.variable->name;
-      }
-    }
+    expectSameRun(*after, *inLoop, 1e-12, 0, /*withScratch=*/false);
   }
   EXPECT_GE(batched, 1u);
 }
@@ -678,12 +662,7 @@ TEST(Inference, RowPrefetchChangesNoValue) {
   ASSERT_TRUE(with->ok && without->ok) << with->error << without->error;
   EXPECT_NE(codegen::printPlan(*with->plan).find("ppc_prefetch_row"), std::string::npos);
   EXPECT_EQ(codegen::printPlan(*without->plan).find("ppc_prefetch_row"), std::string::npos);
-  EXPECT_EQ(with->summary.elbo, without->summary.elbo);
-  for (const codegen::Posterior &p : with->plan->posteriors) {
-    if (!p.scratch) {
-      EXPECT_EQ(with->inference->buffer(p.stats), without->inference->buffer(p.stats)) << p.variable->name;
-    }
-  }
+  expectSameRun(*with, *without, 0, 0, /*withScratch=*/false);
 }
 
 // Nested schedules (--local-iters N --local-restart): per document, the
