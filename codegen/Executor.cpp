@@ -60,6 +60,18 @@ private:
     }
   }
 
+  /// Runs loop s's iterations [begin, end), one at a time or in batches.
+  void runRange(const Stmt &s, int64_t begin, int64_t end, double &elbo) {
+    const int64_t step = s.batch ? s.batch : 1;
+    for (int64_t i = begin; i < end; i += step) {
+      vars_[size_t(s.var)] = i;
+      if (s.batch)
+        vars_[size_t(s.batchVar)] = std::min(s.batch, end - i);
+      if (!run(s.body, elbo))
+        break;
+    }
+  }
+
   /// Runs `body`; false when an ExitBelow left the enclosing loop.
   bool run(const std::vector<Stmt> &body, double &elbo) {
     for (const Stmt &s : body) {
@@ -73,21 +85,14 @@ private:
               [&](void *const *table, int64_t begin, int64_t end) {
                 buffers_ = table;
                 double sum = 0;
-                for (int64_t i = begin; i < end; ++i) {
-                  vars_[size_t(s.var)] = i;
-                  run(s.body, sum);
-                }
+                runRange(s, begin, end, sum);
                 buffers_ = shared;
                 return sum;
               },
               /*concurrent=*/false);
           break;
         }
-        for (int64_t i = 0; i < n; ++i) {
-          vars_[size_t(s.var)] = i;
-          if (!run(s.body, elbo))
-            break;
-        }
+        runRange(s, 0, n, elbo);
         break;
       }
       case Stmt::Kind::ExitBelow:

@@ -284,11 +284,17 @@ private:
     b_.SetInsertPoint(bodyBlock);
     llvm::Value *saved = vars_[size_t(s.var)];
     vars_[size_t(s.var)] = i;
+    if (s.batch) {
+      // The batch's size: min(batch, bound - i).
+      llvm::Value *left = b_.CreateSub(bound, i, "", false, true);
+      vars_[size_t(s.batchVar)] =
+          b_.CreateSelect(b_.CreateICmpSLT(left, b_.getInt64(uint64_t(s.batch))), left, b_.getInt64(uint64_t(s.batch)));
+    }
     exits_.push_back(exit);
     emit(s.body);
     exits_.pop_back();
     vars_[size_t(s.var)] = saved;
-    llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1), "", true, true);
+    llvm::Value *next = b_.CreateAdd(i, b_.getInt64(uint64_t(s.batch ? s.batch : 1)), "", true, true);
     i->addIncoming(next, b_.GetInsertBlock());
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);

@@ -2334,7 +2334,7 @@ private:
 bool PlanOptions::disable(const std::string &name) {
   for (auto [known, flag] : {std::pair{"batch-statistics", &batchStatistics}, std::pair{"row-fission", &rowFission},
                              std::pair{"fuse-normalizers", &fuseNormalizers}, std::pair{"batch-logs", &batchLogs},
-                             std::pair{"prefetch", &prefetch}, std::pair{"parallel-zero", &parallelZero}})
+                             std::pair{"block-rows", &blockRows}, std::pair{"prefetch", &prefetch}, std::pair{"parallel-zero", &parallelZero}})
     if (name == known) {
       *flag = false;
       return true;
@@ -2359,6 +2359,8 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
   dropUnreadOutputs(*plan);
   if (options.batchLogs)
     batchLogNormalizers(*plan);
+  if (options.blockRows)
+    blockIndexedRows(*plan);
   if (options.prefetch)
     prefetchIndexedRows(*plan);
   if (options.parallelZero)
@@ -2410,6 +2412,8 @@ void printStmts(const Plan &p, const std::vector<Stmt> &body, int indent, std::o
     case Stmt::Kind::Loop:
       os << (s.distributed ? "distributed " : "") << (s.parallel ? "parallel for i" : "for i") << s.var << " < ";
       printExpr(p, s.bound, os);
+      if (s.batch)
+        os << " by " << s.batch << " (i" << s.batchVar << " of them)";
       if (s.parallel) {
         for (auto [label, list] : {std::pair{" private", &s.privates}, std::pair{" sum", &s.reductions}})
           if (!list->empty()) {

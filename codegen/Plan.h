@@ -105,6 +105,12 @@ struct Stmt {
   std::vector<int32_t> privates, reductions;
   /// The plate a loop iterates, where it is one (null: a posterior's rows).
   const ir::Value *plate = nullptr;
+  /// A loop in batches (codegen/RowBlocking.cpp): the body runs once per
+  /// `batch` consecutive iterations (of each thread's range, in a parallel
+  /// loop), `var` the first of them and `batchVar` how many (the last batch
+  /// of a range may be shorter); 0: one iteration at a time.
+  int64_t batch = 0;
+  int32_t batchVar = -1;
   /// A top-level loop over the partitioned plate of a data-parallel run
   /// (always `parallel`): each process runs its own elements, then its
   /// `reductions` and ELBO terms are summed over the processes.
@@ -227,11 +233,11 @@ struct PlanOptions {
   const ir::Value *partitionedPlate = nullptr;
   /// The transformations below, run in this order (all on by default; off
   /// for tests that compare, and `ppc --disable-plan-opt=NAME`).
-  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, batchLogs = true, prefetch = true,
-       parallelZero = true;
+  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, batchLogs = true, blockRows = true,
+       prefetch = true, parallelZero = true;
   /// Turns off the transformation named as `--disable-plan-opt` takes it
   /// (batch-statistics, row-fission, fuse-normalizers, batch-logs,
-  /// prefetch, parallel-zero); false for an unknown name.
+  /// block-rows, prefetch, parallel-zero); false for an unknown name.
   bool disable(const std::string &name);
 };
 
@@ -262,6 +268,11 @@ int fuseProductNormalizers(Plan &p);
 /// vectorized call after its loop (codegen/LogBatching.cpp); returns how
 /// many loops.
 int batchLogNormalizers(Plan &p);
+
+/// Parallel loops whose elements' data loops read rows of a large table
+/// chosen by a datum run in batches of elements, their data by blocks of
+/// the table's rows (codegen/RowBlocking.cpp); returns how many loops.
+int blockIndexedRows(Plan &p);
 
 /// Loops that read rows of a large table chosen by a datum prefetch the
 /// row of a datum a few iterations ahead (codegen/RowPrefetch.cpp);

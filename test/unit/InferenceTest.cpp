@@ -103,6 +103,7 @@ struct FitOptions {
   bool fuseNormalizers = true;
   bool prefetch = true;
   bool batchLogs = true;
+  bool blockRows = true;
   int threads = 1;
 };
 
@@ -144,6 +145,7 @@ std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string
   planOptions.fuseNormalizers = o.fuseNormalizers;
   planOptions.prefetch = o.prefetch;
   planOptions.batchLogs = o.batchLogs;
+  planOptions.blockRows = o.blockRows;
   f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, planOptions);
   if (!f->plan)
     return f;
@@ -663,6 +665,74 @@ TEST(Inference, RowPrefetchChangesNoValue) {
   EXPECT_NE(codegen::printPlan(*with->plan).find("ppc_prefetch_row"), std::string::npos);
   EXPECT_EQ(codegen::printPlan(*without->plan).find("ppc_prefetch_row"), std::string::npos);
   expectSameRun(*with, *without, 0, 0, /*withScratch=*/false);
+}
+
+// codegen/RowBlocking.cpp: running the documents in batches, their tokens by
+// blocks of the topic tables' rows, reorders sums only (LDA's sweep and the
+// Dirichlet-multinomial mixture's counts, 8 MiB tables: V = 10,000,
+// K = 100; one local sweep, the plain sweep of bench/lda_sweep.py). On one
+// thread and two, with the JIT and the interpreter; the tokens also in
+// descending word order within each document (a permutation per document).
+TEST(Inference, RowBlockingReordersOnlySums) {
+  // The small corpus's 500 words spread over 10,000 (word w -> 20 w), so
+  // that its tokens reach rows of the whole table: blocks of 512 rows.
+  struct Token {
+    int doc, word;
+    std::string count;
+  };
+  std::vector<Token> tokens;
+  std::istringstream lines(readAll(examplePath("data/ap_small_d200_w500.csv")));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line)) {
+    Token t;
+    char count[32] = {0};
+    ASSERT_EQ(std::sscanf(line.c_str(), "%d,%d,%31s", &t.doc, &t.word, count), 3) << line;
+    t.count = count;
+    tokens.push_back(t);
+  }
+  auto csv = [&](const std::string &name) {
+    std::string text = "doc,word,count\n";
+    for (const Token &t : tokens)
+      text += std::to_string(t.doc) + "," + std::to_string(20 * t.word) + "," + t.count + "\n";
+    return tempFile(name, text);
+  };
+  std::string ascending = csv("ascending.csv");
+  std::stable_sort(tokens.begin(), tokens.end(),
+                   [](const Token &a, const Token &b) { return std::pair{a.doc, -a.word} < std::pair{b.doc, -b.word}; });
+  std::string descending = csv("descending.csv");
+  struct Case {
+    std::string model, local, file;
+  };
+  for (const Case &c : {Case{"lda.ppl", "theta", ascending}, Case{"lda.ppl", "theta", descending},
+                        Case{"dirichlet_multinomial_mixture.ppl", "z", ascending}}) {
+    for (int threads : {1, 2})
+      for (std::string engine : {"jit", "interp"}) {
+        SCOPED_TRACE(c.model + " " + c.file + " threads " + std::to_string(threads) + " " + engine);
+        FitOptions o;
+        o.map = {{c.local, "doc"}, {"x", "word"}};
+        o.params = {{"V", "10000"}, {"K", "100"}};
+        o.weight = "count";
+        o.localSchedule = passes::PassContext::LocalSchedule::Auto;
+        o.localIterations = 1;
+        o.localTolerance = 0;
+        o.localRestart = false;
+        o.run.maxIterations = 3;
+        o.run.tolerance = 0;
+        o.threads = threads;
+        o.engine = engine;
+        std::string model = readAll(examplePath(c.model));
+        auto blocked = fit(model, {c.file}, o);
+        o.blockRows = false;
+        auto inOrder = fit(model, {c.file}, o);
+        ASSERT_TRUE(blocked->ok && inOrder->ok) << blocked->error << inOrder->error;
+        std::string plan = codegen::printPlan(*blocked->plan);
+        EXPECT_NE(plan.find("in batches of"), std::string::npos);
+        EXPECT_EQ(plan.find("blockorder") != std::string::npos, c.file.find("descending") != std::string::npos);
+        EXPECT_EQ(codegen::printPlan(*inOrder->plan).find("in batches of"), std::string::npos);
+        expectSameRun(*blocked, *inOrder, 1e-12, 1e-9, /*withScratch=*/false);
+      }
+  }
 }
 
 // Nested schedules (--local-iters N --local-restart): per document, the

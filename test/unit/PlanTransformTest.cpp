@@ -332,4 +332,112 @@ TEST(LogBatching, SumsTheWeightedLogsAfterTheLoop) {
   EXPECT_NE(plan.find("elbo += ppc_weighted_log_sum(3, &normalizers[0], &w[0])"), std::string::npos) << plan;
 }
 
+// codegen/RowBlocking.cpp on two elements of a parallel loop, each with its
+// data (x, offsets o, sizes n) in a data loop that scatters the element's
+// private row into the rows of a large table (4-double rows: blocks of
+// 25,600 rows; x up to 80,000: four blocks).
+struct BlockedPlan {
+  ProductPlan pp;
+  int32_t o, n, own;
+  Plan &p = pp.p;
+
+  explicit BlockedPlan(std::vector<int64_t> x, bool exitInside = false) {
+    p.buffers[size_t(pp.table)].size = int64_t(1) << 20; // 8 MiB
+    p.buffers[size_t(pp.x)].ints = std::move(x);
+    p.buffers[size_t(pp.x)].size = int64_t(p.buffers[size_t(pp.x)].ints.size());
+    p.buffers[size_t(pp.w)].doubles.assign(p.buffers[size_t(pp.x)].ints.size(), 1.0);
+    p.buffers[size_t(pp.w)].size = p.buffers[size_t(pp.x)].size;
+    o = pp.buffer("o", 3, true);
+    n = pp.buffer("n", 2, true);
+    p.buffers[size_t(o)].ints = {0, 5, 9};
+    p.buffers[size_t(n)].ints = {5, 4};
+    own = pp.buffer("own", K);
+    // parallel for e < 2 private own { own = F[e]; for t < n[e] { table[x[o[e] + t]] += w * own }; elbo += f(own) }
+    ExprId e = p.loopVar(0), datum = p.add(p.loadInt(o, e), p.loopVar(1));
+    std::vector<Stmt> data;
+    data.push_back(pp.call("ppc_axpy", {pp.k(), pp.num(p.loadDouble(pp.w, datum), Arg::Kind::Double),
+                                        pp.ptr(own, p.intConst(0)),
+                                        pp.ptr(pp.table, p.mul(p.loadInt(pp.x, datum), p.intConst(K)))}));
+    if (exitInside) {
+      Stmt exit;
+      exit.kind = Stmt::Kind::ExitBelow;
+      exit.buffer = pp.flag;
+      exit.index = p.intConst(0);
+      data.push_back(exit);
+    }
+    Stmt dataLoop = pp.loop(1, 0, std::move(data));
+    dataLoop.bound = p.loadInt(n, e);
+    std::vector<Stmt> body;
+    body.push_back(pp.call("ppc_copy_n", {pp.k(), pp.ptr(pp.F, pp.row(0)), pp.ptr(own, p.intConst(0))}));
+    body.push_back(std::move(dataLoop));
+    Stmt last = pp.call("ppc_weighted_log_sum", {pp.k(), pp.ptr(own, p.intConst(0)), pp.ptr(pp.w, p.intConst(0))});
+    last.result = Stmt::Result::Elbo;
+    body.push_back(std::move(last));
+    Stmt outer = pp.loop(0, 2, std::move(body));
+    outer.parallel = true;
+    outer.privates = {own};
+    outer.reductions = {pp.table};
+    p.blocks[Plan::Iteration].push_back(std::move(outer));
+    p.loopVars = 2;
+    p.exprs.shrink_to_fit();
+  }
+  const codegen::Buffer *named(const std::string &name) const {
+    for (const codegen::Buffer &b : p.buffers)
+      if (b.name == name)
+        return &b;
+    return nullptr;
+  }
+};
+
+TEST(RowBlocking, BatchesTheElementsAndVisitsTheirDataByBlocks) {
+  BlockedPlan bp({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000});
+  ASSERT_EQ(codegen::blockIndexedRows(bp.p), 1);
+  std::string plan = bp.pp.printed();
+  // Each element's count of data below each block boundary, from the data.
+  const codegen::Buffer *blocks = bp.named("x.blocks");
+  ASSERT_NE(blocks, nullptr) << plan;
+  EXPECT_EQ(blocks->ints, (std::vector<int64_t>{0, 1, 3, 4, 5, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(bp.named("x.blockorder"), nullptr) << "sorted data need no permutation";
+  // The element's private row: one copy per element of the batch.
+  EXPECT_NE(plan.find("parallel for i0 < 2 by 256 (i2 of them) private own.batch sum table"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("for i3 < i2  // the batch's elements {\n"
+                      "      ppc_copy_n(4, &F[((i0 + i3) * 4)], &own.batch[(i3 * 4)])"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("for i4 < 4  // blocks of the table's rows"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("ppc_axpy(4, w[(o[(i0 + i5)] + (x.blocks[(((i0 + i5) * 5) + i4)] + i6))], &own.batch[(i5 * 4)], "
+                      "&table[(x[(o[(i0 + i5)] + (x.blocks[(((i0 + i5) * 5) + i4)] + i6))] * 4)])"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("elbo += ppc_weighted_log_sum(4, &own.batch[(i7 * 4)], &w[0])"), std::string::npos) << plan;
+}
+
+TEST(RowBlocking, UnsortedDataGoThroughAPermutation) {
+  BlockedPlan bp({52000, 0, 80000, 26001, 26000, 1, 27000, 60000, 79000});
+  ASSERT_EQ(codegen::blockIndexedRows(bp.p), 1);
+  const codegen::Buffer *order = bp.named("x.blockorder");
+  ASSERT_NE(order, nullptr);
+  // Element 0's data in the order of their rows (equal rows keep theirs).
+  EXPECT_EQ(order->ints, (std::vector<int64_t>{1, 4, 3, 0, 2, 0, 1, 2, 3}));
+  EXPECT_NE(bp.pp.printed().find("x.blockorder[(o[(i0 + i5)] + (x.blocks[(((i0 + i5) * 5) + i4)] + i6))]"),
+            std::string::npos)
+      << bp.pp.printed();
+}
+
+TEST(RowBlocking, LeavesLoopsItCannotReorder) {
+  // A per-element exit (a convergence test) ties the element's statements
+  // to their order.
+  BlockedPlan withExit({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000}, /*exitInside=*/true);
+  EXPECT_EQ(codegen::blockIndexedRows(withExit.p), 0);
+  // Data spread over more blocks than they fill: most (element, block)
+  // pairs would be empty.
+  BlockedPlan sparse({0, 30000, 300000, 600000, 900000, 1, 2, 3, 4});
+  EXPECT_EQ(codegen::blockIndexedRows(sparse.p), 0);
+  // A table that fits in L2 (4-row blocks of 1,024 entries: no need).
+  BlockedPlan small({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000});
+  small.p.buffers[size_t(small.pp.table)].size = 1024;
+  EXPECT_EQ(codegen::blockIndexedRows(small.p), 0);
+  EXPECT_EQ(small.named("x.blocks"), nullptr);
+}
+
 } // namespace
