@@ -286,6 +286,23 @@ std::vector<double> &ParallelRunner::storage(size_t thread, int32_t buffer) {
   return s;
 }
 
+std::vector<int64_t> ParallelRunner::chunkStarts(const int64_t *costs, int64_t n, int64_t chunks) {
+  std::vector<int64_t> starts(static_cast<size_t>(chunks + 1), n);
+  for (int64_t t = 0; t < chunks; ++t) {
+    if (!costs || costs[n] <= 0) {
+      starts[size_t(t)] = n * t / chunks;
+      continue;
+    }
+    // The element boundary whose cumulative cost is nearest chunk t's share.
+    const int64_t share = static_cast<int64_t>(static_cast<__int128>(costs[n]) * t / chunks);
+    int64_t e = std::lower_bound(costs, costs + n + 1, share) - costs;
+    if (e > 0 && share - costs[e - 1] < costs[e] - share)
+      --e;
+    starts[size_t(t)] = std::max(e, t > 0 ? starts[size_t(t - 1)] : int64_t(0));
+  }
+  return starts;
+}
+
 double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, const Body &body, bool concurrent) {
   bool distributed = loop.distributed && comm && comm->size() > 1;
   int64_t chunks = std::min<int64_t>(threads, n);
@@ -306,6 +323,10 @@ double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, co
     for (int32_t b : loop.reductions)
       tables[size_t(t)][size_t(b)] = storage(size_t(t), b).data();
   }
+  // The plan's costs, when they describe this n (a plan's bound data do).
+  const bool costed = loop.costs >= 0 && plan_.buffers[size_t(loop.costs)].size == n + 1;
+  const std::vector<int64_t> starts =
+      chunkStarts(costed ? static_cast<const int64_t *>(buffers[loop.costs]) : nullptr, n, chunks);
   std::vector<double> elbo(size_t(chunks), 0.0), seconds(size_t(chunks), 0.0);
   auto chunk = [&](int64_t t) {
     auto start = std::chrono::steady_clock::now();
@@ -316,7 +337,7 @@ double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, co
           std::fill(s.begin(), s.end(), 0.0);
         zeroed_[size_t(t)][size_t(b)] = 0;
       }
-    elbo[size_t(t)] = body(tables[size_t(t)].data(), n * t / chunks, n * (t + 1) / chunks);
+    elbo[size_t(t)] = body(tables[size_t(t)].data(), starts[size_t(t)], starts[size_t(t + 1)]);
     seconds[size_t(t)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   // Threads only for a loop whose last run had the work to pay for them (the

@@ -40,6 +40,10 @@ class Communicator;
 /// started once, not one thread per loop.
 class ParallelRunner {
 public:
+  /// Where each of `chunks` chunks of [0, n) starts (and n): at equal
+  /// shares of the cumulative `costs` (n + 1 entries) or, without them, of
+  /// the count.
+  static std::vector<int64_t> chunkStarts(const int64_t *costs, int64_t n, int64_t chunks);
   using Body = std::function<double(void *const *buffers, int64_t begin, int64_t end)>;
   explicit ParallelRunner(const Plan &plan);
   ~ParallelRunner();

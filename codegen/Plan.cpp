@@ -85,6 +85,34 @@ bool Plan::onlyBoundData(ExprId e) const {
   return onlyBoundData(x.a) && onlyBoundData(x.b);
 }
 
+std::optional<int64_t> Plan::evaluate(ExprId e, int32_t var, int64_t value) const {
+  if (e == kNoExpr)
+    return std::nullopt;
+  const Expr &x = exprs[size_t(e)];
+  switch (x.kind) {
+  case Expr::Kind::IntConst: return x.value;
+  case Expr::Kind::LoopVar:
+    if (x.var != var)
+      return std::nullopt;
+    return value;
+  case Expr::Kind::AddInt:
+  case Expr::Kind::MulInt: {
+    auto a = evaluate(x.a, var, value), b = evaluate(x.b, var, value);
+    if (!a || !b)
+      return std::nullopt;
+    return x.kind == Expr::Kind::AddInt ? *a + *b : *a * *b;
+  }
+  case Expr::Kind::LoadInt: {
+    auto i = evaluate(x.a, var, value);
+    const std::vector<int64_t> &ints = buffers[size_t(x.buffer)].ints;
+    if (!i || *i < 0 || size_t(*i) >= ints.size())
+      return std::nullopt;
+    return ints[size_t(*i)];
+  }
+  default: return std::nullopt;
+  }
+}
+
 std::optional<int64_t> Plan::constantOf(ExprId e) const {
   if (e != kNoExpr && exprs[e].kind == Expr::Kind::IntConst)
     return exprs[e].value;
@@ -2334,7 +2362,7 @@ private:
 bool PlanOptions::disable(const std::string &name) {
   for (auto [known, flag] : {std::pair{"batch-statistics", &batchStatistics}, std::pair{"row-fission", &rowFission},
                              std::pair{"fuse-normalizers", &fuseNormalizers}, std::pair{"batch-logs", &batchLogs},
-                             std::pair{"block-rows", &blockRows}, std::pair{"prefetch", &prefetch}, std::pair{"parallel-zero", &parallelZero}})
+                             std::pair{"balance-chunks", &balanceChunks}, std::pair{"block-rows", &blockRows}, std::pair{"prefetch", &prefetch}, std::pair{"parallel-zero", &parallelZero}})
     if (name == known) {
       *flag = false;
       return true;
@@ -2359,6 +2387,8 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
   dropUnreadOutputs(*plan);
   if (options.batchLogs)
     batchLogNormalizers(*plan);
+  if (options.balanceChunks)
+    balanceChunks(*plan);
   if (options.blockRows)
     blockIndexedRows(*plan);
   if (options.prefetch)
@@ -2414,6 +2444,8 @@ void printStmts(const Plan &p, const std::vector<Stmt> &body, int indent, std::o
       printExpr(p, s.bound, os);
       if (s.batch)
         os << " by " << s.batch << " (i" << s.batchVar << " of them)";
+      if (s.costs >= 0)
+        os << " split by " << p.buffers[size_t(s.costs)].name;
       if (s.parallel) {
         for (auto [label, list] : {std::pair{" private", &s.privates}, std::pair{" sum", &s.reductions}})
           if (!list->empty()) {

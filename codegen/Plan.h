@@ -111,6 +111,10 @@ struct Stmt {
   /// of a range may be shorter); 0: one iteration at a time.
   int64_t batch = 0;
   int32_t batchVar = -1;
+  /// A parallel loop's cumulative cost by element (an int64 bound-data
+  /// buffer of bound + 1 entries, codegen/ChunkBalancing.cpp): its chunks
+  /// split where the cost crosses each thread's share (-1: equal counts).
+  int32_t costs = -1;
   /// A top-level loop over the partitioned plate of a data-parallel run
   /// (always `parallel`): each process runs its own elements, then its
   /// `reductions` and ELBO terms are summed over the processes.
@@ -220,6 +224,9 @@ struct Plan {
   bool isBoundData(int32_t buffer) const;
   /// e loads only from bound-data buffers.
   bool onlyBoundData(ExprId e) const;
+  /// The value of an integer expression over bound data and loop variable
+  /// `var` (= value); none if it reads another variable or other buffers.
+  std::optional<int64_t> evaluate(ExprId e, int32_t var = -1, int64_t value = 0) const;
 };
 
 struct PlanOptions {
@@ -233,11 +240,12 @@ struct PlanOptions {
   const ir::Value *partitionedPlate = nullptr;
   /// The transformations below, run in this order (all on by default; off
   /// for tests that compare, and `ppc --disable-plan-opt=NAME`).
-  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, batchLogs = true, blockRows = true,
-       prefetch = true, parallelZero = true;
+  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, batchLogs = true, balanceChunks = true,
+       blockRows = true, prefetch = true, parallelZero = true;
   /// Turns off the transformation named as `--disable-plan-opt` takes it
   /// (batch-statistics, row-fission, fuse-normalizers, batch-logs,
-  /// block-rows, prefetch, parallel-zero); false for an unknown name.
+  /// balance-chunks, block-rows, prefetch, parallel-zero); false for an
+  /// unknown name.
   bool disable(const std::string &name);
 };
 
@@ -268,6 +276,11 @@ int fuseProductNormalizers(Plan &p);
 /// vectorized call after its loop (codegen/LogBatching.cpp); returns how
 /// many loops.
 int batchLogNormalizers(Plan &p);
+
+/// Parallel loops whose elements run loops over their data (ragged plates)
+/// get the cumulative cost of their elements, so that threads get equal
+/// work, not equal counts (codegen/ChunkBalancing.cpp); returns how many.
+int balanceChunks(Plan &p);
 
 /// Parallel loops whose elements' data loops read rows of a large table
 /// chosen by a datum run in batches of elements, their data by blocks of

@@ -113,32 +113,7 @@ private:
            sameExpr(x.a, y.a) && sameExpr(x.b, y.b);
   }
 
-  /// The value of an integer expression over bound data with `var` = v.
-  std::optional<int64_t> evaluate(ExprId e, int32_t var, int64_t v) const {
-    const Expr &x = expr(e);
-    switch (x.kind) {
-    case Expr::Kind::IntConst: return x.value;
-    case Expr::Kind::LoopVar:
-      if (x.var != var)
-        return std::nullopt;
-      return v;
-    case Expr::Kind::AddInt:
-    case Expr::Kind::MulInt: {
-      auto a = evaluate(x.a, var, v), b = evaluate(x.b, var, v);
-      if (!a || !b)
-        return std::nullopt;
-      return x.kind == Expr::Kind::AddInt ? *a + *b : *a * *b;
-    }
-    case Expr::Kind::LoadInt: {
-      auto i = evaluate(x.a, var, v);
-      const std::vector<int64_t> &ints = p_.buffers[size_t(x.buffer)].ints;
-      if (!i || *i < 0 || size_t(*i) >= ints.size())
-        return std::nullopt;
-      return ints[size_t(*i)];
-    }
-    default: return std::nullopt;
-    }
-  }
+  std::optional<int64_t> evaluate(ExprId e, int32_t var, int64_t v) const { return p_.evaluate(e, var, v); }
 
   /// The row `x[base + t] * width` of a large table that argument `a` points
   /// to, x bound data and base reading no loop variable but the element's.

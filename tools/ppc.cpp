@@ -365,7 +365,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> disabledPlanOpts;
   app.add_option("--disable-plan-opt", disabledPlanOpts,
                  "skip a transformation of the plan (repeatable): batch-statistics, row-fission, "
-                 "fuse-normalizers, batch-logs, block-rows, prefetch, parallel-zero")
+                 "fuse-normalizers, batch-logs, balance-chunks, block-rows, prefetch, parallel-zero")
       ->allow_extra_args(false);
   app.add_flag("-q,--quiet", run.quiet, "no progress lines");
   app.add_flag("--version", version, "print the version and exit");
@@ -401,8 +401,8 @@ int main(int argc, char **argv) {
   for (const std::string &name : disabledPlanOpts)
     if (!run.plan.disable(name))
       return usageError("--disable-plan-opt: no plan transformation '" + name +
-                        "' (batch-statistics, row-fission, fuse-normalizers, batch-logs, block-rows, "
-                        "prefetch, parallel-zero)");
+                        "' (batch-statistics, row-fission, fuse-normalizers, batch-logs, balance-chunks, "
+                        "block-rows, prefetch, parallel-zero)");
   if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
     return usageError("--emit=" + emit + " needs --infer FILE");
   std::map<std::string, std::string> optionsUsed;

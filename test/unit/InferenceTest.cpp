@@ -904,6 +904,23 @@ TEST(Inference, ThreadsChangeOnlyTheRounding) {
     EXPECT_NEAR(g2->summary.elbo[i], g1->summary.elbo[i], 1e-9 * std::abs(g1->summary.elbo[i]));
 }
 
+// ParallelRunner::chunkStarts: chunks at equal shares of the elements'
+// cumulative cost (codegen/ChunkBalancing.cpp), at the boundary nearest each
+// share; without costs, equal counts.
+TEST(Inference, ChunksSplitAtEqualCost) {
+  using codegen::ParallelRunner;
+  EXPECT_EQ(ParallelRunner::chunkStarts(nullptr, 5, 2), (std::vector<int64_t>{0, 2, 5}));
+  const int64_t heavyLast[] = {0, 1, 2, 3, 13};
+  EXPECT_EQ(ParallelRunner::chunkStarts(heavyLast, 4, 2), (std::vector<int64_t>{0, 3, 4}));
+  const int64_t heavyFirst[] = {0, 10, 11, 12, 13, 14};
+  EXPECT_EQ(ParallelRunner::chunkStarts(heavyFirst, 5, 2), (std::vector<int64_t>{0, 1, 5}));
+  const int64_t even[] = {0, 2, 4, 6, 8, 10, 12};
+  EXPECT_EQ(ParallelRunner::chunkStarts(even, 6, 3), (std::vector<int64_t>{0, 2, 4, 6}));
+  // More chunks than costly elements: empty chunks, never overlapping ones.
+  const int64_t one[] = {0, 0, 100, 100};
+  EXPECT_EQ(ParallelRunner::chunkStarts(one, 3, 3), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
 long residentKiB() {
   std::ifstream in("/proc/self/status");
   for (std::string line; std::getline(in, line);)

@@ -440,4 +440,19 @@ TEST(RowBlocking, LeavesLoopsItCannotReorder) {
   EXPECT_EQ(small.named("x.blocks"), nullptr);
 }
 
+// codegen/ChunkBalancing.cpp: the element loop's cumulative cost, 8 per
+// element plus its data (5 and 4); a loop without data loops gets none.
+TEST(ChunkBalancing, CostsTheElementsByTheirData) {
+  BlockedPlan bp({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000});
+  ProductPlan flat;
+  flat.inElementLoop({});
+  EXPECT_EQ(codegen::balanceChunks(flat.p), 0);
+  ASSERT_EQ(codegen::balanceChunks(bp.p), 1);
+  const codegen::Buffer *costs = bp.named("costs.0");
+  ASSERT_NE(costs, nullptr);
+  EXPECT_EQ(costs->ints, (std::vector<int64_t>{0, 13, 25}));
+  EXPECT_NE(bp.pp.printed().find("parallel for i0 < 2 split by costs.0 private own"), std::string::npos)
+      << bp.pp.printed();
+}
+
 } // namespace
