@@ -11,13 +11,16 @@ updated once, the indicators twice. Prints the median time per iteration (the fi
 also pays for page faults, is left out), the ratio from 1 to 2 threads and
 the peak resident memory of the process.
 
-Next to it, the floor of the documents' loop: bench/row_traffic (built here
-as the ppc_row_traffic target) replays the loop's rows in the same order,
-on the same threads' split, without the arithmetic; its 1 -> 2 thread ratio
-is what the memory system allows the loop. The same rows in blocks (batches
-of documents by blocks of words: an order ppc does not generate) show what
-such a loop order would save. Runs alternate between 1 and 2
-threads, so that the machine's drift falls on both.
+The same with the documents' loop in the documents' order
+(`--disable-plan-opt=block-rows`: each token's rows fetched from L3 as it
+comes, instead of batches of documents by blocks of words,
+codegen/RowBlocking.cpp). Next to them, the loop's rows alone:
+bench/row_traffic (built here as the ppc_row_traffic target) replays them,
+with one multiply-add per entry, in either order on the same threads'
+split; their 1 -> 2 thread ratios show what the memory system allows the
+loop at the time of the run (it varies on a shared machine). Runs
+alternate between the thread counts and the orders, so that the machine's
+drift falls on all.
 """
 import argparse
 import json
@@ -34,13 +37,13 @@ PPC = os.path.join(ROOT, "build", "bin", "ppc")
 ROW_TRAFFIC = os.path.join(ROOT, "build", "bin", "ppc_row_traffic")
 
 
-def run(k, threads, iters, data, vocabulary):
+def run(k, threads, iters, data, vocabulary, extra=()):
     out = tempfile.mkdtemp(prefix="ppc_sweep_")
     shutil.rmtree(out)
     cmd = ["/usr/bin/time", "-f", "%M", PPC, os.path.join(ROOT, "examples", "lda.ppl"), "-p", f"V={vocabulary}",
            "-p", f"K={k}", "--infer", data, "--map", "theta=doc", "--map", "x=word", "--weight", "count",
            "--local-iters", "1", "--local-tol", "0", "--no-local-restart", "--iters", str(iters), "--tol", "0",
-           "--threads", str(threads), "--out", out, "-q"]
+           "--threads", str(threads), "--out", out, "-q", *extra]
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
     peak_kib = int(proc.stderr.strip().splitlines()[-1])
     summary = json.load(open(os.path.join(out, "summary.json")))
@@ -62,32 +65,31 @@ def main():
           f"{args.iters - 2} iterations", flush=True)
     subprocess.run(["cmake", "--build", os.path.join(ROOT, "build"), "--target", "ppc_row_traffic"],
                    stdout=subprocess.DEVNULL, check=True)
-    runs = {1: [], 2: []}
-    floor = {1: [], 2: []}
-    blocks = {1: [], 2: []}
+    orders = {"blocked": (), "documents": ("--disable-plan-opt=block-rows",)}
+    runs = {(o, t): [] for o in orders for t in (1, 2)}
+    replay = {(o, t): [] for o in orders for t in (1, 2)}
     for _ in range(args.runs):
         for threads in (1, 2):
-            runs[threads].append(run(args.k, threads, args.iters, args.data, args.vocabulary))
-            out = subprocess.run([ROW_TRAFFIC, args.data, str(args.k), str(threads)], capture_output=True,
-                                 text=True, check=True).stdout
-            floor[threads].append(float(out) / 1000)
-            out = subprocess.run([ROW_TRAFFIC, args.data, str(args.k), str(threads), "9", "blocked"],
-                                 capture_output=True, text=True, check=True).stdout
-            blocks[threads].append(float(out) / 1000)
-    times = {}
-    for threads in (1, 2):
-        times[threads] = statistics.median(r[0] for r in runs[threads])
-        rss = max(r[1] for r in runs[threads])
-        compile_s = statistics.median(r[2] for r in runs[threads])
-        print(f"  {threads} thread(s): {times[threads] * 1000:.1f} ms/sweep, peak RSS {rss:.0f} MiB, "
-              f"compile {compile_s * 1000:.0f} ms", flush=True)
-    print(f"  1 -> 2 threads: {times[1] / times[2]:.2f}x")
-    low = {t: statistics.median(floor[t]) for t in (1, 2)}
-    print(f"  the documents' loop's row traffic alone (ppc_row_traffic): {low[1] * 1000:.1f} ms on 1 thread, "
-          f"{low[2] * 1000:.1f} ms on 2 ({low[1] / low[2]:.2f}x)")
-    low = {t: statistics.median(blocks[t]) for t in (1, 2)}
-    print(f"  the same rows in blocks of 256 documents x 256 words (not ppc's order): {low[1] * 1000:.1f} ms on "
-          f"1 thread, {low[2] * 1000:.1f} ms on 2 ({low[1] / low[2]:.2f}x)")
+            for order, extra in orders.items():
+                runs[order, threads].append(run(args.k, threads, args.iters, args.data, args.vocabulary, extra))
+                out = subprocess.run([ROW_TRAFFIC, args.data, str(args.k), str(threads), "9"] +
+                                     (["blocked"] if order == "blocked" else []),
+                                     capture_output=True, text=True, check=True).stdout
+                replay[order, threads].append(float(out) / 1000)
+    for order, label in (("blocked", "ppc"), ("documents", "ppc, documents' order (--disable-plan-opt=block-rows)")):
+        times = {}
+        print(f"  {label}:")
+        for threads in (1, 2):
+            times[threads] = statistics.median(r[0] for r in runs[order, threads])
+            rss = max(r[1] for r in runs[order, threads])
+            compile_s = statistics.median(r[2] for r in runs[order, threads])
+            print(f"    {threads} thread(s): {times[threads] * 1000:.1f} ms/sweep, peak RSS {rss:.0f} MiB, "
+                  f"compile {compile_s * 1000:.0f} ms", flush=True)
+        print(f"    1 -> 2 threads: {times[1] / times[2]:.2f}x")
+    for order, label in (("blocked", "in blocks of 256 documents x 256 words"), ("documents", "in the documents' order")):
+        low = {t: statistics.median(replay[order, t]) for t in (1, 2)}
+        print(f"  the documents' loop's rows alone (ppc_row_traffic), {label}: {low[1] * 1000:.1f} ms on 1 thread, "
+              f"{low[2] * 1000:.1f} ms on 2 ({low[1] / low[2]:.2f}x)")
     return 0
 
 
