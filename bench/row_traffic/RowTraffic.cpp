@@ -2,7 +2,8 @@
 //
 // The memory floor of LDA's documents' loop (bench/lda_sweep.py prints it
 // next to ppc's sweep): the same rows in the same order as ppc's nested
-// schedule with one local sweep, without the arithmetic. Per document, a
+// schedule with one local sweep in the documents' order
+// (--disable-plan-opt=block-rows), without the arithmetic. Per document, a
 // first pass reads the K-wide row of each token's word in a V x K table (the
 // topics' exponentials); a second pass reads that row again and adds it to
 // the word's row of a second V x K table (the topic counts, a private copy
@@ -17,11 +18,11 @@
 //   (CSV: doc,word,count sorted by doc, then by word within a document)
 //
 // Prints the median milliseconds of one pass over the corpus. `blocked`
-// replays an order ppc does not generate, to measure what it would save:
-// each thread takes its documents in batches of 256, each with its own row
-// (the sums of the first pass, read by the second), and walks a batch's
-// tokens by blocks of 256 words (a block's rows of both tables and the
-// batch's rows fit a core's L2), each pass in turn.
+// replays the order of codegen/RowBlocking.cpp (ppc's default): each
+// thread takes its documents in batches of 256, each with its own row (the
+// sums of the first pass, read by the second), and walks a batch's tokens
+// by blocks of 256 words (ppc's blocks are 512 words; the replay, with
+// less per-token work, was no faster with them), each pass in turn.
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <chrono>
