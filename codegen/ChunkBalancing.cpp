@@ -50,13 +50,22 @@ bool dataIterations(const Plan &p, const std::vector<Stmt> &body, int32_t var, i
   return true;
 }
 
+/// Some loop in `body` has a bound that reads `var` (checked before
+/// evaluating every element: a mixture's million points have none).
+bool hasDataLoop(const Plan &p, const std::vector<Stmt> &body, int32_t var) {
+  for (const Stmt &s : body)
+    if (s.kind == Stmt::Kind::Loop && (p.usesVar(s.bound, var) || hasDataLoop(p, s.body, var)))
+      return true;
+  return false;
+}
+
 } // namespace
 
 int balanceChunks(Plan &p) {
   int balanced = 0;
   for (auto &block : p.blocks)
     for (Stmt &loop : block) {
-      if (loop.kind != Stmt::Kind::Loop || !loop.parallel || loop.costs >= 0)
+      if (loop.kind != Stmt::Kind::Loop || !loop.parallel || loop.costs >= 0 || !hasDataLoop(p, loop.body, loop.var))
         continue;
       auto n = p.evaluate(loop.bound);
       if (!n || *n < 2)

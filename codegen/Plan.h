@@ -144,6 +144,8 @@ struct Buffer {
   /// A memo of other buffers' contents (zeros: empty): valid only with the
   /// data it was computed from, so never carried into another run (not
   /// adopted by a recompiled plan, emptied when a checkpoint is restored).
+  /// Also the batch copies of a loop's private rows (codegen/RowBlocking.cpp),
+  /// which no statement reads before writing: nothing to save either.
   bool memo = false;
 };
 
