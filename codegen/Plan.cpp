@@ -350,6 +350,7 @@ public:
     }
     if (productForm) {
       planProductForms();
+      planLogEntries();
       planCollapsedElbo();
     }
     emitRandomInit(p_.blocks[Plan::Init]);
@@ -1230,9 +1231,17 @@ private:
     for (const auto &op : r.ops) {
       if (!ok_)
         return;
-      if (ctx.levels.empty())
+      if (ctx.levels.empty()) {
         for (int pi : columnReaders_[op.get()])
           emitColumnRefresh(pi, out);
+        for (int pi : statsTReaders_[op.get()]) {
+          const Posterior &post = p_.posteriors[size_t(pi)];
+          out.push_back(kernelCall("ppc_transpose",
+                                   {intArg(post.elements), intArg(post.width), ptrArg(post.stats, p_.intConst(0)),
+                                    ptrArg(post.statsT, p_.intConst(0))},
+                                   post.variable->name + "'s statistics, datum-major"));
+        }
+      }
       switch (op->kind) {
       case OpKind::Update: emitUpdate(*op, out, ctx); break;
       case OpKind::Fuse:
@@ -1274,21 +1283,28 @@ private:
     if (!msg.evidence && msg.kernel == "ppc_categorical_sample_avglog" && msg.operands.size() == 1 &&
         dirichletParent(msg.operands[0]) && oneFactorPerRow(0))
       return Linear::Row;
-    if (msg.evidence && msg.kernel == "ppc_categorical_avglogfactor_obs_n" && msg.operands.size() == 2 &&
-        dirichletParent(msg.operands[1]) && msg.operands[1].value->dims.size() == 1) {
-      // The case loop is the innermost; it picks the parent's row and
-      // nothing else: one datum's row of the transposed table serves all cases.
-      std::vector<Op *> loops = ir::enclosingLoops(msg);
-      const Operand &parent = msg.operands[1];
-      if (loops.empty() || !msg.targetCase || !msg.targetCase->isValue() ||
-          msg.targetCase->value != loops.back()->index || parent.indices.size() != 1 ||
-          !parent.indices[0].isValue() || parent.indices[0].value != loops.back()->index ||
-          usesIndex(msg.operands[0], loops.back()->index) || usesIndex(*msg.target, loops.back()->index) ||
-          !oneFactorPerRow(1))
-        return Linear::None;
-      return Linear::Entry;
-    }
+    if (entryEvidence(msg))
+      return oneFactorPerRow(1) ? Linear::Entry : Linear::None;
     return Linear::None;
+  }
+
+  /// An observed categorical's evidence to the case of its gate, the case
+  /// loop innermost and picking the Dirichlet parent's row and nothing else
+  /// (LDA's and the mixture of unigrams' tokens): for all cases at once,
+  /// one datum's row of the parent's datum-major table.
+  bool entryEvidence(const Op &msg) const {
+    if (!msg.gates.empty() || !msg.evidence || msg.kernel != "ppc_categorical_avglogfactor_obs_n" ||
+        msg.operands.size() != 2 || !msg.operands[1].isValue() || msg.operands[1].value->dims.size() != 1)
+      return false;
+    auto parentQ = posteriorOfQ_.find(msg.operands[1].value);
+    if (parentQ == posteriorOfQ_.end() || p_.posteriors[size_t(parentQ->second)].family != Family::Dirichlet)
+      return false;
+    std::vector<Op *> loops = ir::enclosingLoops(msg);
+    const Operand &parent = msg.operands[1];
+    return !loops.empty() && msg.targetCase && msg.targetCase->isValue() &&
+           msg.targetCase->value == loops.back()->index && parent.indices.size() == 1 &&
+           parent.indices[0].isValue() && parent.indices[0].value == loops.back()->index &&
+           !usesIndex(msg.operands[0], loops.back()->index) && !usesIndex(*msg.target, loops.back()->index);
   }
 
   /// A message to a Dirichlet row picked by the case of a gate, from an
@@ -1312,6 +1328,62 @@ private:
            kase.isValue() && kase.value == k && !usesIndex(cond, k) && !usesIndex(msg.operands[0], k) &&
            p_.posteriors[size_t(ct->second)].family == Family::Categorical &&
            p_.posteriors[size_t(ct->second)].width == p_.posteriors[size_t(it->second)].elements;
+  }
+
+  /// Entry evidence that stays in the log domain (not one factor per row:
+  /// a document's words into its cluster) still takes all cases at once:
+  /// w * (the parent's datum-major statistics at the datum), one axpy per
+  /// datum instead of a strided read per case, from a copy refreshed before
+  /// each top-level statement that reads it (which must not also update
+  /// the parent).
+  void planLogEntries() {
+    const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
+    std::set<const Op *> refused;
+    std::map<const Op *, std::vector<std::pair<const Op *, int>>> readersOf; // top -> (message, parent)
+    for (const Region *r : schedules) {
+      if (!r)
+        continue;
+      for (const auto &top : r->ops) {
+        std::vector<const Op *> updates;
+        std::set<const Op *> unused;
+        if (top->kind == OpKind::Update)
+          updates.push_back(top.get());
+        else
+          for (const auto &region : top->regions)
+            collectUpdates(*region, updates, false, unused);
+        std::set<int> written;
+        std::vector<const Op *> messages;
+        for (const Op *u : updates) {
+          const Op *st = statementOf(*u);
+          if (st->kind == OpKind::Marginal)
+            written.insert(posteriorOfQ_.at(st->result()));
+          else if (st->kind == OpKind::Msg && entryEvidence(*st) && !productForm_.count(st))
+            messages.push_back(st);
+        }
+        for (const Op *msg : messages) {
+          int parent = posteriorOfQ_.at(msg->operands[1].value);
+          auto target = msg->target && msg->target->isValue() ? posteriorOfQ_.find(msg->target->value)
+                                                               : posteriorOfQ_.end();
+          if (written.count(parent) || target == posteriorOfQ_.end() ||
+              p_.posteriors[size_t(target->second)].width != p_.posteriors[size_t(parent)].elements)
+            refused.insert(msg);
+          else
+            readersOf[top.get()].emplace_back(msg, parent);
+        }
+      }
+    }
+    for (const auto &[top, readers] : readersOf)
+      for (const auto &[msg, parent] : readers) {
+        if (refused.count(msg))
+          continue;
+        logEntry_.insert(msg);
+        Posterior &pp = p_.posteriors[size_t(parent)];
+        if (pp.statsT < 0)
+          pp.statsT = addBuffer(pp.variable->name + ".q.stats.bydatum", false, pp.elements * pp.width);
+        auto &list = statsTReaders_[top];
+        if (std::find(list.begin(), list.end(), parent) == list.end())
+          list.push_back(parent);
+      }
   }
 
   void planProductForms() {
@@ -1770,6 +1842,12 @@ private:
       emitNest(outer, from, env, out, [&](Env &e, std::vector<Stmt> &body) { emitProductMessage(msg, e, body); });
       return;
     }
+    if (logEntry_.count(&msg)) {
+      std::vector<Op *> outer(loops.begin(), loops.end() - 1);
+      emitNest(outer, from, env, out, [&](Env &e, std::vector<Stmt> &body) { emitLogEntryMessage(msg, e, body); });
+      markSum(msg, outer, from, out);
+      return;
+    }
     emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
       if (product)
         emitProductMessage(msg, e, body);
@@ -1777,6 +1855,28 @@ private:
         emitMessageCall(msg, e, body);
     });
     markSum(msg, loops, from, out);
+  }
+
+  /// acc[row][k] += w E log parent[k][x] for all cases k (planLogEntries).
+  void emitLogEntryMessage(const Op &msg, Env &env, std::vector<Stmt> &out) {
+    const Posterior &post = p_.posteriors[size_t(posteriorOfQ_.at(msg.target->value))];
+    ExprId row = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, env, msg.loc, post.scratch),
+                        p_.intConst(post.width));
+    Source datum = resolveMessageOperand(msg.operands[0], env, msg.loc);
+    int parent = posteriorOfQ_.at(msg.operands[1].value);
+    const Posterior &pp = p_.posteriors[size_t(parent)];
+    if (!ok_ || datum.kind != Source::Data) {
+      fail(msg.loc, "internal: a datum-major evidence message without a datum");
+      return;
+    }
+    noteRead(parent, msg.loc);
+    ExprId w = replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc);
+    ExprId x = p_.loadInt(dataBuffer(datum.data, Data::Int), datum.element);
+    Stmt c = kernelCall("ppc_axpy",
+                        {intArg(post.width), exprArg(Arg::Kind::Double, w == kNoExpr ? p_.doubleConst(1) : w),
+                         ptrArg(pp.statsT, p_.mul(x, p_.intConst(pp.elements))), ptrArg(accOf_.at(msg.result()), row)});
+    c.note = msg.result()->name + " (all cases, datum-major)";
+    out.push_back(std::move(c));
   }
 
   /// A top-level message loop whose target does not depend on its element
@@ -2354,6 +2454,8 @@ private:
   std::set<int> pendingTransposes_;
   std::map<const Op *, int32_t> sharedAcc_; ///< product-form statements -> the accumulator they share
   std::map<const Op *, std::vector<int>> columnReaders_;
+  std::map<const Op *, std::vector<int>> statsTReaders_; ///< top-level statements -> datum-major copies they read
+  std::set<const Op *> logEntry_;                        ///< planLogEntries' messages
   std::vector<int32_t> elementTemporaries_; ///< per-element buffers of the current outermost loop
 };
 

@@ -904,6 +904,52 @@ TEST(Inference, ThreadsChangeOnlyTheRounding) {
     EXPECT_NEAR(g2->summary.elbo[i], g1->summary.elbo[i], 1e-9 * std::abs(g1->summary.elbo[i]));
 }
 
+// The mixture of unigrams' cluster update (the schedule updates pi, then
+// phi, then z): q(z_d = k) is the softmax over k of E log pi_k + sum over
+// the document's words of count * E log phi_k[word], computed here from the
+// final statistics of pi and phi and the CSV, against z's statistics (the
+// plan sums the words' evidence for all clusters at once from phi's
+// datum-major copy). 200 documents, V = 500, K = 5 and K = 20.
+TEST(Inference, MixtureOfUnigramsClustersFollowTheirDefinition) {
+  std::map<int, std::vector<std::pair<int, double>>> words;
+  std::istringstream lines(readAll(examplePath("data/ap_small_d200_w500.csv")));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line)) {
+    int doc = 0, word = 0;
+    double count = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%d,%d,%lf", &doc, &word, &count), 3) << line;
+    words[doc].emplace_back(word, count);
+  }
+  for (int K : {5, 20}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    FitOptions o;
+    o.map = {{"z", "doc"}, {"x", "word"}};
+    o.params = {{"V", "500"}, {"K", std::to_string(K)}};
+    o.weight = "count";
+    o.run.maxIterations = 3;
+    o.run.tolerance = 0;
+    auto f = fit(readAll(examplePath("dirichlet_multinomial_mixture.ppl")), {examplePath("data/ap_small_d200_w500.csv")}, o);
+    ASSERT_TRUE(f->ok) << f->error;
+    EXPECT_NE(codegen::printPlan(*f->plan).find("(all cases, datum-major)"), std::string::npos);
+    const double *pi = f->stats("pi");
+    for (const auto &[doc, tokens] : words) {
+      std::vector<double> logit(static_cast<size_t>(K));
+      for (int k = 0; k < K; ++k) {
+        logit[size_t(k)] = pi[k];
+        for (const auto &[word, count] : tokens)
+          logit[size_t(k)] += count * f->stats("phi", k)[word];
+      }
+      double top = *std::max_element(logit.begin(), logit.end()), sum = 0;
+      for (double &l : logit)
+        sum += (l = std::exp(l - top));
+      const double *z = f->stats("z", doc);
+      for (int k = 0; k < K; ++k)
+        ASSERT_NEAR(z[k], logit[size_t(k)] / sum, 1e-9) << "document " << doc << ", cluster " << k;
+    }
+  }
+}
+
 // ParallelRunner::chunkStarts: chunks at equal shares of the elements'
 // cumulative cost (codegen/ChunkBalancing.cpp), at the boundary nearest each
 // share; without costs, equal counts.
