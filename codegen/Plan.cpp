@@ -25,6 +25,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 namespace ppc::codegen {
 
@@ -2472,6 +2473,11 @@ bool PlanOptions::disable(const std::string &name) {
   return false;
 }
 
+int64_t hostL2CacheBytes() {
+  const long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return bytes > 0 ? int64_t(bytes) : 0;
+}
+
 std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
                                 bool randomInitConditions, DiagnosticEngine &diags, const PlanOptions &options) {
   auto plan = std::make_unique<Plan>();
@@ -2492,7 +2498,7 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
   if (options.balanceChunks)
     balanceChunks(*plan);
   if (options.blockRows)
-    blockIndexedRows(*plan);
+    blockIndexedRows(*plan, options.l2CacheBytes > 0 ? options.l2CacheBytes : hostL2CacheBytes());
   if (options.prefetch)
     prefetchIndexedRows(*plan);
   if (options.parallelZero)

@@ -249,6 +249,10 @@ struct PlanOptions {
   /// balance-chunks, block-rows, prefetch, parallel-zero); false for an
   /// unknown name.
   bool disable(const std::string &name);
+  /// The per-core L2 cache the plan's blocking is sized to, in bytes; 0:
+  /// this machine's (hostL2CacheBytes). Tests give it to print the same
+  /// plan everywhere.
+  int64_t l2CacheBytes = 0;
 };
 
 /// Builds the plan of a scheduled module bound to data. Unsupported
@@ -286,8 +290,12 @@ int balanceChunks(Plan &p);
 
 /// Parallel loops whose elements' data loops read rows of a large table
 /// chosen by a datum run in batches of elements, their data by blocks of
-/// the table's rows (codegen/RowBlocking.cpp); returns how many loops.
-int blockIndexedRows(Plan &p);
+/// the table's rows (codegen/RowBlocking.cpp), sized to a per-core L2 cache
+/// of `l2Bytes` (none below 2 MiB); returns how many loops.
+int blockIndexedRows(Plan &p, int64_t l2Bytes);
+
+/// This machine's per-core L2 cache in bytes (sysconf); 0 when unknown.
+int64_t hostL2CacheBytes();
 
 /// Loops that read rows of a large table chosen by a datum prefetch the
 /// row of a datum a few iterations ahead (codegen/RowPrefetch.cpp);

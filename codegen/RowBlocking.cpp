@@ -46,12 +46,19 @@ namespace ppc::codegen {
 namespace {
 
 constexpr int64_t kLargeTable = 4 << 20; // bytes; as RowPrefetch: smaller tables stay in L2
-/// A block's rows of every large table one data loop reads (two 800-byte
-/// rows per datum at K = 100: blocks of 512 rows; 256 and 1024 were no
-/// faster) ...
-constexpr int64_t kBlockBytes = 800 << 10;
-/// ... and the batch's elements' own rows, alongside in L2.
-constexpr int64_t kBatchBytes = 400 << 10;
+/// The L2 cache (per core) below which blocks do not pay: a block's rows
+/// and the batch's rows must both stay in it. Measured on AP at K = 100,
+/// one thread: with 2 MiB (Intel Xeon) blocks made the sweep 45.7 -> 42.9
+/// ms; with 1 MiB (AMD EPYC) every block and batch size tried (128-800 KB
+/// blocks, 32-256 elements) was slower than the elements' order (55-76 ms
+/// against 47 ms).
+constexpr int64_t kMinL2 = 2 << 20;
+/// A block's rows of every large table one data loop reads: 25/64 of L2
+/// (800 KiB of 2 MiB: blocks of 512 rows at K = 100, two 800-byte rows per
+/// datum; 256 and 1024 were no faster) ...
+constexpr int64_t blockBytesOf(int64_t l2Bytes) { return l2Bytes / 64 * 25; }
+/// ... and the batch's elements' own rows, alongside (400 KiB of 2 MiB).
+constexpr int64_t batchBytesOf(int64_t l2Bytes) { return l2Bytes / 128 * 25; }
 constexpr int64_t kMaxBatch = 256, kMinBatch = 16;
 /// The batch's copies of the private buffers, per thread, at most.
 constexpr int64_t kPrivateBytes = 4 << 20;
@@ -69,7 +76,8 @@ struct DataLoop {
 
 class Blocking {
 public:
-  explicit Blocking(Plan &p) : p_(p) {}
+  Blocking(Plan &p, int64_t l2Bytes)
+      : p_(p), blockBytes_(blockBytesOf(l2Bytes)), batchBytes_(batchBytesOf(l2Bytes)) {}
 
   int blocked = 0;
 
@@ -237,15 +245,15 @@ private:
     auto n = evaluate(loop.bound, -1, 0);
     if (!n || *n <= 0)
       return;
-    // One block width for the loop: the widest datum's rows fill kBlockBytes.
+    // One block width for the loop: the widest datum's rows fill a block.
     int64_t rowBytes = 0, width = 0;
     for (const Stmt *s : loops) {
       DataLoop d = *dataLoop(*s, element);
       rowBytes = std::max(rowBytes, d.rowBytes);
       width = std::max(width, d.width);
     }
-    const int64_t blockRows = std::max<int64_t>(1, kBlockBytes / rowBytes);
-    int64_t batch = std::clamp<int64_t>(kBatchBytes / (2 * width * 8), kMinBatch, kMaxBatch);
+    const int64_t blockRows = std::max<int64_t>(1, blockBytes_ / rowBytes);
+    int64_t batch = std::clamp<int64_t>(batchBytes_ / (2 * width * 8), kMinBatch, kMaxBatch);
 
     // The private buffers the body uses get a copy per element of a batch.
     std::vector<int32_t> used;
@@ -519,6 +527,7 @@ private:
   }
 
   Plan &p_;
+  const int64_t blockBytes_, batchBytes_;
   int32_t element_ = -1, batchVar_ = -1;
   int64_t blockCount_ = 0;
   const std::map<const Stmt *, Blocks> *blocks_ = nullptr;
@@ -534,10 +543,12 @@ private:
 
 } // namespace
 
-int blockIndexedRows(Plan &p) {
+int blockIndexedRows(Plan &p, int64_t l2Bytes) {
+  if (l2Bytes < kMinL2)
+    return 0;
   // The blocks that run every iteration (init and final run once: their
   // loops are not worth the batch's copies of the private buffers).
-  Blocking b(p);
+  Blocking b(p, l2Bytes);
   b.run(p.blocks[Plan::Iteration]);
   b.run(p.blocks[Plan::Elbo]);
   return b.blocked;

@@ -202,6 +202,8 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   options["tol"] = ir::formatDouble(flags.run.tolerance);
   options["seed"] = std::to_string(flags.run.seed);
   options["threads"] = std::to_string(flags.threads);
+  options["l2_cache_bytes"] =
+      std::to_string(flags.plan.l2CacheBytes > 0 ? flags.plan.l2CacheBytes : codegen::hostL2CacheBytes());
   if (gComm)
     options["processes"] = std::to_string(gComm->size());
   summary.options = std::move(options);
@@ -367,6 +369,10 @@ int main(int argc, char **argv) {
                  "skip a transformation of the plan (repeatable): batch-statistics, row-fission, "
                  "fuse-normalizers, batch-logs, balance-chunks, block-rows, prefetch, parallel-zero")
       ->allow_extra_args(false);
+  std::string l2Cache;
+  app.add_option("--l2-cache", l2Cache,
+                 "the per-core L2 cache the plan's blocking is sized to (bytes, or with K or M: 2M); default: "
+                 "this machine's");
   app.add_flag("-q,--quiet", run.quiet, "no progress lines");
   app.add_flag("--version", version, "print the version and exit");
   try {
@@ -403,6 +409,14 @@ int main(int argc, char **argv) {
       return usageError("--disable-plan-opt: no plan transformation '" + name +
                         "' (batch-statistics, row-fission, fuse-normalizers, batch-logs, balance-chunks, "
                         "block-rows, prefetch, parallel-zero)");
+  if (!l2Cache.empty()) {
+    const int64_t unit = l2Cache.back() == 'K' ? 1 << 10 : l2Cache.back() == 'M' ? 1 << 20 : 1;
+    const std::string digits = unit == 1 ? l2Cache : l2Cache.substr(0, l2Cache.size() - 1);
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoll(digits) == 0)
+      return usageError("--l2-cache: '" + l2Cache + "' is not a size (bytes, or a number with K or M: 2M)");
+    run.plan.l2CacheBytes = std::stoll(digits) * unit;
+  }
   if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
     return usageError("--emit=" + emit + " needs --infer FILE");
   std::map<std::string, std::string> optionsUsed;

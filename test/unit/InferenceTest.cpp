@@ -146,6 +146,7 @@ std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string
   planOptions.prefetch = o.prefetch;
   planOptions.batchLogs = o.batchLogs;
   planOptions.blockRows = o.blockRows;
+  planOptions.l2CacheBytes = 2 << 20; // the same plans on every machine
   f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, planOptions);
   if (!f->plan)
     return f;

@@ -391,7 +391,7 @@ struct BlockedPlan {
 
 TEST(RowBlocking, BatchesTheElementsAndVisitsTheirDataByBlocks) {
   BlockedPlan bp({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000});
-  ASSERT_EQ(codegen::blockIndexedRows(bp.p), 1);
+  ASSERT_EQ(codegen::blockIndexedRows(bp.p, 2 << 20), 1);
   std::string plan = bp.pp.printed();
   // Each element's count of data below each block boundary, from the data.
   const codegen::Buffer *blocks = bp.named("x.blocks");
@@ -414,7 +414,7 @@ TEST(RowBlocking, BatchesTheElementsAndVisitsTheirDataByBlocks) {
 
 TEST(RowBlocking, UnsortedDataGoThroughAPermutation) {
   BlockedPlan bp({52000, 0, 80000, 26001, 26000, 1, 27000, 60000, 79000});
-  ASSERT_EQ(codegen::blockIndexedRows(bp.p), 1);
+  ASSERT_EQ(codegen::blockIndexedRows(bp.p, 2 << 20), 1);
   const codegen::Buffer *order = bp.named("x.blockorder");
   ASSERT_NE(order, nullptr);
   // Element 0's data in the order of their rows (equal rows keep theirs).
@@ -428,16 +428,30 @@ TEST(RowBlocking, LeavesLoopsItCannotReorder) {
   // A per-element exit (a convergence test) ties the element's statements
   // to their order.
   BlockedPlan withExit({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000}, /*exitInside=*/true);
-  EXPECT_EQ(codegen::blockIndexedRows(withExit.p), 0);
+  EXPECT_EQ(codegen::blockIndexedRows(withExit.p, 2 << 20), 0);
   // Data spread over more blocks than they fill: most (element, block)
   // pairs would be empty.
   BlockedPlan sparse({0, 30000, 300000, 600000, 900000, 1, 2, 3, 4});
-  EXPECT_EQ(codegen::blockIndexedRows(sparse.p), 0);
+  EXPECT_EQ(codegen::blockIndexedRows(sparse.p, 2 << 20), 0);
   // A table that fits in L2 (4-row blocks of 1,024 entries: no need).
   BlockedPlan small({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000});
   small.p.buffers[size_t(small.pp.table)].size = 1024;
-  EXPECT_EQ(codegen::blockIndexedRows(small.p), 0);
+  EXPECT_EQ(codegen::blockIndexedRows(small.p, 2 << 20), 0);
   EXPECT_EQ(small.named("x.blocks"), nullptr);
+  // A core with 1 MiB of L2: a block's rows and the batch's would not stay
+  // in it together.
+  BlockedPlan smallCache({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000});
+  EXPECT_EQ(codegen::blockIndexedRows(smallCache.p, 1 << 20), 0);
+}
+
+TEST(RowBlocking, BlocksGrowWithTheCache) {
+  // 4 MiB of L2: blocks of 51,200 rows of 32 bytes (1600 KiB), two of them
+  // below row 80,000 (the batch: 800 KiB of 64-byte rows, capped at 256).
+  BlockedPlan bp({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000});
+  ASSERT_EQ(codegen::blockIndexedRows(bp.p, 4 << 20), 1);
+  const codegen::Buffer *blocks = bp.named("x.blocks");
+  ASSERT_NE(blocks, nullptr) << bp.pp.printed();
+  EXPECT_EQ(blocks->ints, (std::vector<int64_t>{0, 3, 5, 0, 2, 4}));
 }
 
 // codegen/ChunkBalancing.cpp: the element loop's cumulative cost, 8 per
