@@ -2464,6 +2464,7 @@ private:
 
 bool PlanOptions::disable(const std::string &name) {
   for (auto [known, flag] : {std::pair{"batch-statistics", &batchStatistics}, std::pair{"row-fission", &rowFission},
+                             std::pair{"column-fission", &columnFission},
                              std::pair{"fuse-normalizers", &fuseNormalizers}, std::pair{"batch-logs", &batchLogs},
                              std::pair{"balance-chunks", &balanceChunks}, std::pair{"block-rows", &blockRows}, std::pair{"prefetch", &prefetch}, std::pair{"parallel-zero", &parallelZero}})
     if (name == known) {
@@ -2490,6 +2491,8 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
     batchObservedStatistics(*plan);
   if (options.rowFission)
     hoistRowKernels(*plan);
+  if (options.columnFission)
+    splitColumnSums(*plan);
   if (options.fuseNormalizers)
     fuseProductNormalizers(*plan);
   dropUnreadOutputs(*plan);

@@ -242,10 +242,10 @@ struct PlanOptions {
   const ir::Value *partitionedPlate = nullptr;
   /// The transformations below, run in this order (all on by default; off
   /// for tests that compare, and `ppc --disable-plan-opt=NAME`).
-  bool batchStatistics = true, rowFission = true, fuseNormalizers = true, batchLogs = true, balanceChunks = true,
-       blockRows = true, prefetch = true, parallelZero = true;
+  bool batchStatistics = true, rowFission = true, columnFission = true, fuseNormalizers = true, batchLogs = true,
+       balanceChunks = true, blockRows = true, prefetch = true, parallelZero = true;
   /// Turns off the transformation named as `--disable-plan-opt` takes it
-  /// (batch-statistics, row-fission, fuse-normalizers, batch-logs,
+  /// (batch-statistics, row-fission, column-fission, fuse-normalizers, batch-logs,
   /// balance-chunks, block-rows, prefetch, parallel-zero); false for an
   /// unknown name.
   bool disable(const std::string &name);
@@ -277,6 +277,12 @@ void hoistRowKernels(Plan &p);
 /// nothing else reads the rows between them, become one call that stores
 /// neither (codegen/ProductNormalizerFusion.cpp); returns how many.
 int fuseProductNormalizers(Plan &p);
+
+/// Parallel loops over a posterior's rows that add column k of a
+/// datum-major sum to row k split around that call, which becomes a
+/// parallel loop adding every column by tiles (codegen/ColumnFission.cpp);
+/// returns how many calls.
+int splitColumnSums(Plan &p);
 
 /// The log normalizers a fused refresh adds to the ELBO are summed by one
 /// vectorized call after its loop (codegen/LogBatching.cpp); returns how

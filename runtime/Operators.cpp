@@ -190,6 +190,25 @@ void ppc_axpy_strided(int64_t n, int64_t stride, double w, const double* x, doub
   for (int64_t i = 0; i < n; ++i) y[i] += w * x[i * stride];
 }
 
+PPC_ROW_KERNEL void ppc_axpy_transposed(int64_t rows, int64_t cols, int64_t begin, int64_t count, double w,
+                                        const double* src, double* dst) {
+  const int64_t end = begin + count < cols ? begin + count : cols;
+  // Tiles of 32 columns: a source line serves 8 consecutive rows, and each
+  // destination row gets a 256-byte run (4 lines, which the prefetchers
+  // follow). Measured on K = 100, V = 10473 from memory: 2.4 ms, 8-column
+  // tiles 3.7 ms, the strided column reads 2.5-3.3 ms.
+  constexpr int64_t kTile = 32;
+  int64_t c0 = begin;
+  for (; c0 + kTile <= end; c0 += kTile)
+    for (int64_t r = 0; r < rows; ++r) {
+      double* d = dst + r * cols + c0;
+      const double* s = src + c0 * rows + r;
+      for (int64_t j = 0; j < kTile; ++j) d[j] += w * s[j * rows];
+    }
+  for (int64_t c = c0; c < end; ++c)
+    for (int64_t r = 0; r < rows; ++r) dst[r * cols + c] += w * src[c * rows + r];
+}
+
 namespace {
 // splitmix64: a counter-based generator (Steele, Lea & Flood 2014).
 uint64_t mix64(uint64_t z) {

@@ -68,6 +68,7 @@ template <auto Fn> struct Kernel {
 const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_axpy),
     PPC_SYMBOL(ppc_axpy_strided),
+    PPC_SYMBOL(ppc_axpy_transposed),
     PPC_SYMBOL(ppc_transpose),
     PPC_SYMBOL(ppc_dot),
     PPC_SYMBOL(ppc_logsumexp),

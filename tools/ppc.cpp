@@ -367,7 +367,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> disabledPlanOpts;
   app.add_option("--disable-plan-opt", disabledPlanOpts,
                  "skip a transformation of the plan (repeatable): batch-statistics, row-fission, "
-                 "fuse-normalizers, batch-logs, balance-chunks, block-rows, prefetch, parallel-zero")
+                 "column-fission, fuse-normalizers, batch-logs, balance-chunks, block-rows, prefetch, parallel-zero")
       ->allow_extra_args(false);
   std::string l2Cache;
   app.add_option("--l2-cache", l2Cache,
@@ -407,8 +407,8 @@ int main(int argc, char **argv) {
   for (const std::string &name : disabledPlanOpts)
     if (!run.plan.disable(name))
       return usageError("--disable-plan-opt: no plan transformation '" + name +
-                        "' (batch-statistics, row-fission, fuse-normalizers, batch-logs, balance-chunks, "
-                        "block-rows, prefetch, parallel-zero)");
+                        "' (batch-statistics, row-fission, column-fission, fuse-normalizers, batch-logs, "
+                        "balance-chunks, block-rows, prefetch, parallel-zero)");
   if (!l2Cache.empty()) {
     const int64_t unit = l2Cache.back() == 'K' ? 1 << 10 : l2Cache.back() == 'M' ? 1 << 20 : 1;
     const std::string digits = unit == 1 ? l2Cache : l2Cache.substr(0, l2Cache.size() - 1);

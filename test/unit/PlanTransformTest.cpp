@@ -454,6 +454,86 @@ TEST(RowBlocking, BlocksGrowWithTheCache) {
   EXPECT_EQ(blocks->ints, (std::vector<int64_t>{0, 3, 5, 0, 2, 4}));
 }
 
+// codegen/ColumnFission.cpp: parallel for k < 4 { zero eta[k]; eta[k] +=
+// column k of the datum-major B (V x 4); stats(eta[k]) }, V = 65536 (2 MiB).
+struct ColumnPlan {
+  ProductPlan pp;
+  Plan &p = pp.p;
+  static constexpr int64_t V = 65536;
+  int32_t B, eta, stats;
+  ColumnPlan() {
+    B = pp.buffer("B", V * K);
+    eta = pp.buffer("eta", K * V);
+    stats = pp.buffer("stats", K * V);
+  }
+  Stmt topics(bool privateRow = false) {
+    ExprId row = p.mul(p.loopVar(0), p.intConst(V));
+    std::vector<Stmt> body;
+    Stmt zero;
+    zero.kind = Stmt::Kind::Zero;
+    zero.buffer = eta;
+    zero.index = row;
+    zero.count = V;
+    body.push_back(zero);
+    body.push_back(pp.call("ppc_axpy_strided", {pp.num(p.intConst(V), Arg::Kind::Int), pp.k(),
+                                                pp.num(p.doubleConst(1.0), Arg::Kind::Double),
+                                                pp.ptr(B, p.loopVar(0)), pp.ptr(eta, row)}));
+    body.push_back(pp.call("ppc_dirichlet_stats_n", {pp.num(p.intConst(1), Arg::Kind::Int),
+                                                     pp.num(p.intConst(V), Arg::Kind::Int), pp.ptr(eta, row),
+                                                     pp.ptr(stats, row)}));
+    Stmt l = pp.loop(0, K, std::move(body));
+    l.parallel = true;
+    if (privateRow)
+      l.privates = {pp.F};
+    p.loopVars = 1;
+    return l;
+  }
+};
+
+TEST(ColumnFission, SplitsTheLoopAroundTheColumnsAddedByTiles) {
+  ColumnPlan cp;
+  cp.p.blocks[Plan::Iteration].push_back(cp.topics());
+  EXPECT_EQ(codegen::splitColumnSums(cp.p), 1);
+  const std::string plan = cp.pp.printed();
+  EXPECT_NE(plan.find("iteration {\n"
+                      "  parallel for i0 < 4 {\n"
+                      "    zero eta[(i0 * 65536) +: 65536]\n"
+                      "  }\n"
+                      "  parallel for i1 < 128 {\n"
+                      "    ppc_axpy_transposed(4, 65536, (i1 * 512), 512, 1.0, &B[0], &eta[0])  // B's columns added "
+                      "to eta's rows, by tiles\n"
+                      "  }\n"
+                      "  parallel for i0 < 4 {\n"
+                      "    ppc_dirichlet_stats_n(1, 65536, &eta[(i0 * 65536)], &stats[(i0 * 65536)])\n"
+                      "  }\n"
+                      "}\n"),
+            std::string::npos)
+      << plan;
+}
+
+TEST(ColumnFission, LeavesLoopsItCannotSplit) {
+  // Private rows carry values from one statement of an element to the next.
+  ColumnPlan withPrivate;
+  withPrivate.p.blocks[Plan::Iteration].push_back(withPrivate.topics(/*privateRow=*/true));
+  EXPECT_EQ(codegen::splitColumnSums(withPrivate.p), 0);
+  // A serial loop.
+  ColumnPlan serial;
+  serial.p.blocks[Plan::Iteration].push_back(serial.topics());
+  serial.p.blocks[Plan::Iteration].back().parallel = false;
+  EXPECT_EQ(codegen::splitColumnSums(serial.p), 0);
+  // A table that fits in L2 (V = 1024, 32 KiB).
+  ColumnPlan small;
+  small.p.buffers[size_t(small.B)].size = 1024 * K;
+  small.p.blocks[Plan::Iteration].push_back(small.topics());
+  EXPECT_EQ(codegen::splitColumnSums(small.p), 0);
+  // Row k reads another column than k.
+  ColumnPlan shifted;
+  Stmt l = shifted.topics();
+  l.body[1].args[3].expr = shifted.p.add(shifted.p.loopVar(0), shifted.p.intConst(1));
+  shifted.p.blocks[Plan::Iteration].push_back(std::move(l));
+  EXPECT_EQ(codegen::splitColumnSums(shifted.p), 0);
+}
+
 // codegen/ChunkBalancing.cpp: the element loop's cumulative cost, 8 per
 // element plus its data (5 and 4); a loop without data loops gets none.
 TEST(ChunkBalancing, CostsTheElementsByTheirData) {

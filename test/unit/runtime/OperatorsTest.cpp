@@ -1101,6 +1101,30 @@ TEST(ScheduleKernels, WeightedLogSumIsTheSumOfWeightedLogs) {
   }
 }
 
+TEST(ScheduleKernels, TransposedSumsAddEveryColumnToItsRow) {
+  // 7 x 83 from its 83 x 7 (datum-major) form: whole tiles of 32 columns,
+  // a partial one, ranges that end past the table (as a parallel loop's).
+  const int64_t rows = 7, cols = 83;
+  std::vector<double> src(rows * cols), dst(rows * cols), expected(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    src[size_t(i)] = 0.25 * double((i * 37) % 101);
+    dst[size_t(i)] = expected[size_t(i)] = 1.0 + double(i % 5);
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      expected[size_t(r * cols + c)] += 0.5 * src[size_t(c * rows + r)];
+  for (int64_t begin = 0; begin < cols; begin += 40)
+    ppc_axpy_transposed(rows, cols, begin, 40, 0.5, src.data(), dst.data());
+  EXPECT_EQ(dst, expected); // one addition per entry: exact
+  // Each entry as the strided column read adds it.
+  std::vector<double> strided(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    strided[size_t(i)] = 1.0 + double(i % 5);
+  for (int64_t r = 0; r < rows; ++r)
+    ppc_axpy_strided(cols, rows, 0.5, &src[size_t(r)], &strided[size_t(r * cols)]);
+  EXPECT_EQ(dst, strided);
+}
+
 TEST(ScheduleKernels, TransposedExponentialsCoverEveryBlockOfColumns) {
   // 3 x 70 (more than two blocks of columns, the last one partial).
   const int64_t rows = 3, cols = 70;
