@@ -11,10 +11,11 @@ updated once, the indicators twice. Prints the median time per iteration (the fi
 also pays for page faults, is left out), the ratio from 1 to 2 threads and
 the peak resident memory of the process.
 
-The same with the documents' loop in the documents' order
-(`--disable-plan-opt=block-rows`: each token's rows fetched from L3 as it
-comes, instead of batches of documents by blocks of words,
-codegen/RowBlocking.cpp). Next to them, the loop's rows alone:
+ppc runs in both orders of the documents' loop: batches of documents by
+blocks of words (codegen/RowBlocking.cpp, forced with `--l2-cache=2M`) and
+the documents' order (`--disable-plan-opt=block-rows`: each token's rows
+fetched from L3 as it comes). Which one ppc chooses by default depends on
+the machine's per-core L2 (blocks from 2 MiB up); the script prints it. Next to them, the loop's rows alone:
 bench/row_traffic (built here as the ppc_row_traffic target) replays them,
 with one multiply-add per entry, in either order on the same threads'
 split; their 1 -> 2 thread ratios show what the memory system allows the
@@ -65,7 +66,11 @@ def main():
           f"{args.iters - 2} iterations", flush=True)
     subprocess.run(["cmake", "--build", os.path.join(ROOT, "build"), "--target", "ppc_row_traffic"],
                    stdout=subprocess.DEVNULL, check=True)
-    orders = {"blocked": (), "documents": ("--disable-plan-opt=block-rows",)}
+    getconf = subprocess.run(["getconf", "LEVEL2_CACHE_SIZE"], capture_output=True, text=True).stdout.strip()
+    l2 = int(getconf) if getconf.isdigit() else 0  # what ppc reads (sysconf)
+    print(f"  this machine's L2: {l2 // 1024} KiB per core; ppc's default order: "
+          f"{'blocks' if l2 >= 2 << 20 else 'the documents'}", flush=True)
+    orders = {"blocked": ("--l2-cache=2M",), "documents": ("--disable-plan-opt=block-rows",)}
     runs = {(o, t): [] for o in orders for t in (1, 2)}
     replay = {(o, t): [] for o in orders for t in (1, 2)}
     for _ in range(args.runs):
@@ -76,7 +81,8 @@ def main():
                                      (["blocked"] if order == "blocked" else []),
                                      capture_output=True, text=True, check=True).stdout
                 replay[order, threads].append(float(out) / 1000)
-    for order, label in (("blocked", "ppc"), ("documents", "ppc, documents' order (--disable-plan-opt=block-rows)")):
+    for order, label in (("blocked", "ppc, in blocks (--l2-cache=2M)"),
+                         ("documents", "ppc, documents' order (--disable-plan-opt=block-rows)")):
         times = {}
         print(f"  {label}:")
         for threads in (1, 2):
