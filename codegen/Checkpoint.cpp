@@ -80,6 +80,7 @@ bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::strin
     j["iteration"] = iteration;
     j["processes"] = ranks;
     j["fingerprint"] = hex(fingerprint_);
+    j["l2_cache_bytes"] = inference_.plan().l2CacheBytes; // a resume plans for it, on any machine
     j["seed"] = seed;
     j["elbo"] = summary.elbo;
     j["time"] = summary.time;
@@ -103,6 +104,16 @@ bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::strin
       fs::remove(entry.path(), ec);
   }
   return true;
+}
+
+int64_t Checkpointer::recordedL2CacheBytes(const std::string &dir) {
+  std::ifstream in(fs::path(dir) / "checkpoint.json");
+  if (!in)
+    return 0;
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("l2_cache_bytes") || !j["l2_cache_bytes"].is_number_integer())
+    return 0; // damaged or older: restore says so, or the fingerprint does
+  return j["l2_cache_bytes"].get<int64_t>();
 }
 
 bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64_t &seed, bool &found,
@@ -132,7 +143,7 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
     }
     std::string otherRun = "the checkpoint in '" + dir_ +
                            "' belongs to another model, data or schedule options (its plan differs); resume with the "
-                           "command that wrote it";
+                           "command that wrote it (and its --l2-cache, if it gave one)";
     if (rank == 0 && j.at("fingerprint").get<std::string>() != hex(fingerprint_)) {
       error = otherRun;
       return false;

@@ -48,6 +48,10 @@ public:
   bool restore(Inference &inference, rt::RunSummary &summary, uint64_t &seed, bool &found, std::string &error);
 
   const std::string &directory() const { return dir_; }
+  /// The L2 size the plan of DIR's checkpoint was sized to (0: none
+  /// recorded or no checkpoint), so that a resume on another machine
+  /// builds the same plan.
+  static int64_t recordedL2CacheBytes(const std::string &dir);
   /// A hash of the plan's listing: same model, data sizes and options.
   uint64_t fingerprint() const { return fingerprint_; }
 

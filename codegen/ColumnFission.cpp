@@ -14,7 +14,7 @@
 // before it for every k, then every column at once by tiles (a parallel
 // loop over blocks of columns, ppc_axpy_transposed: B's rows read whole),
 // then the statements after it for every k. Only loops without private
-// rows, sums or exits, whose strided call reads column k of a K-wide table
+// rows, sums, exits or ELBO terms, whose strided call reads column k of a K-wide table
 // into row k, of a table of 1 MiB or more; the same values, the same
 // additions in the same order per entry. Measured on AP at K = 100: the
 // strided loop 6.1% of a sweep's samples on one thread, its replacement 4.9%
@@ -81,24 +81,24 @@ private:
         s.costs >= 0 || s.distributed || !p_.constantOf(s.bound))
       return false;
     for (const Stmt &c : s.body)
-      if (c.kind != Stmt::Kind::Call && c.kind != Stmt::Kind::Zero)
-        return false; // an exit or an inner loop: keep the body whole
+      if ((c.kind != Stmt::Kind::Call && c.kind != Stmt::Kind::Zero) || c.result != Stmt::Result::Discard)
+        return false; // an exit, an inner loop or ELBO terms (their order would change): keep the body whole
     return true;
   }
 
   /// `ppc_axpy_strided(V, K, w, &B[k], &dst[k * V])` in a loop `for k < K`
   /// with a constant w: V, the row width.
   std::optional<int64_t> columnOfRow(const Stmt &c, const Stmt &loop) const {
-    if (c.kind != Stmt::Kind::Call || c.kernel->name != "ppc_axpy_strided" ||
-        c.result != Stmt::Result::Discard)
+    if (c.kind != Stmt::Kind::Call || c.kernel->name != "ppc_axpy_strided" || c.args.size() != 5 ||
+        c.args[3].kind != Arg::Kind::Pointer || c.args[4].kind != Arg::Kind::Pointer)
       return std::nullopt;
     auto width = p_.constantOf(c.args[0].expr), stride = p_.constantOf(c.args[1].expr);
     auto rows = p_.constantOf(loop.bound);
     if (!width || !stride || *stride != *rows || !p_.doubleConstantOf(c.args[2].expr) ||
         p_.buffers[size_t(c.args[3].buffer)].size * 8 < kLargeTable)
       return std::nullopt;
-    // The source at k and the destination at k * V, for two values of k.
-    for (int64_t k : {int64_t(1), int64_t(2)}) {
+    // The source at k and the destination at k * V, for every k.
+    for (int64_t k = 0; k < *rows; ++k) {
       auto src = p_.evaluate(c.args[3].expr, loop.var, k), dst = p_.evaluate(c.args[4].expr, loop.var, k);
       if (!src || !dst || *src != k || *dst != k * *width)
         return std::nullopt;

@@ -2500,8 +2500,9 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
     batchLogNormalizers(*plan);
   if (options.balanceChunks)
     balanceChunks(*plan);
+  plan->l2CacheBytes = options.l2CacheBytes > 0 ? options.l2CacheBytes : hostL2CacheBytes();
   if (options.blockRows)
-    blockIndexedRows(*plan, options.l2CacheBytes > 0 ? options.l2CacheBytes : hostL2CacheBytes());
+    blockIndexedRows(*plan, plan->l2CacheBytes);
   if (options.prefetch)
     prefetchIndexedRows(*plan);
   if (options.parallelZero)

@@ -199,6 +199,8 @@ struct Plan {
   /// continues from the last iteration's (strict coordinate ascent).
   int32_t localRestart = -1;
   int32_t elementOffsets = -1;
+  /// The per-core L2 cache the plan was sized to (bytes; 0: unknown).
+  int64_t l2CacheBytes = 0;
   enum BlockId { Init, Iteration, Final, Elbo, NumBlocks };
   std::vector<Stmt> blocks[NumBlocks];
   static constexpr const char *kBlockNames[NumBlocks] = {"init", "iteration", "final", "elbo"};

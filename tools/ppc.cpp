@@ -149,6 +149,17 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   const ir::Value *partitioned = gComm ? rt::partitionPlate(module, error) : nullptr;
   codegen::PlanOptions planOptions = flags.plan;
   planOptions.partitionedPlate = partitioned;
+  // The L2 the plan is sized to: --l2-cache, else the checkpoint's being
+  // resumed, else this machine's; process 0's for every process.
+  if (planOptions.l2CacheBytes <= 0 && !flags.resume.empty())
+    planOptions.l2CacheBytes = codegen::Checkpointer::recordedL2CacheBytes(flags.resume);
+  if (planOptions.l2CacheBytes <= 0)
+    planOptions.l2CacheBytes = codegen::hostL2CacheBytes();
+  if (gComm) {
+    std::string bytes = std::to_string(planOptions.l2CacheBytes);
+    gComm->broadcastFromRoot(bytes);
+    planOptions.l2CacheBytes = std::stoll(bytes);
+  }
   std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(module, evaluation, *data, true, diags, planOptions);
   data.reset(); // the plan holds the data it reads
   if (!everyoneOk(plan != nullptr) || !plan)
@@ -202,8 +213,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   options["tol"] = ir::formatDouble(flags.run.tolerance);
   options["seed"] = std::to_string(flags.run.seed);
   options["threads"] = std::to_string(flags.threads);
-  options["l2_cache_bytes"] =
-      std::to_string(flags.plan.l2CacheBytes > 0 ? flags.plan.l2CacheBytes : codegen::hostL2CacheBytes());
+  options["l2_cache_bytes"] = std::to_string(plan->l2CacheBytes);
   if (gComm)
     options["processes"] = std::to_string(gComm->size());
   summary.options = std::move(options);
@@ -409,8 +419,9 @@ int main(int argc, char **argv) {
       return usageError("--disable-plan-opt: no plan transformation '" + name +
                         "' (batch-statistics, row-fission, column-fission, fuse-normalizers, batch-logs, "
                         "balance-chunks, block-rows, prefetch, parallel-zero)");
-  if (!l2Cache.empty()) {
-    const int64_t unit = l2Cache.back() == 'K' ? 1 << 10 : l2Cache.back() == 'M' ? 1 << 20 : 1;
+  if (app.count("--l2-cache")) {
+    const char last = l2Cache.empty() ? '\0' : l2Cache.back();
+    const int64_t unit = last == 'K' ? 1 << 10 : last == 'M' ? 1 << 20 : 1;
     const std::string digits = unit == 1 ? l2Cache : l2Cache.substr(0, l2Cache.size() - 1);
     if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos ||
         std::stoll(digits) == 0)

@@ -511,6 +511,25 @@ TEST(ColumnFission, SplitsTheLoopAroundTheColumnsAddedByTiles) {
       << plan;
 }
 
+TEST(ColumnFission, SplitsAgainAtASecondColumnAndDropsEmptyLoops) {
+  // parallel for k { strided(B); strided(B2) }: no statements before the
+  // first call or between the two, none after the last.
+  ColumnPlan cp;
+  int32_t B2 = cp.pp.buffer("B2", ColumnPlan::V * K);
+  Stmt l = cp.topics();
+  l.body.erase(l.body.begin()); // the zero-fill
+  l.body.pop_back();            // the statistics
+  Stmt second = l.body[0];
+  second.args[3].buffer = B2;
+  l.body.push_back(second);
+  cp.p.blocks[Plan::Iteration].push_back(std::move(l));
+  EXPECT_EQ(codegen::splitColumnSums(cp.p), 2);
+  const std::vector<Stmt> &it = cp.p.blocks[Plan::Iteration];
+  ASSERT_EQ(it.size(), 2u) << cp.pp.printed();
+  EXPECT_EQ(it[0].body[0].args[5].buffer, cp.B) << cp.pp.printed();
+  EXPECT_EQ(it[1].body[0].args[5].buffer, B2) << cp.pp.printed();
+}
+
 TEST(ColumnFission, LeavesLoopsItCannotSplit) {
   // Private rows carry values from one statement of an element to the next.
   ColumnPlan withPrivate;
@@ -526,6 +545,33 @@ TEST(ColumnFission, LeavesLoopsItCannotSplit) {
   small.p.buffers[size_t(small.B)].size = 1024 * K;
   small.p.blocks[Plan::Iteration].push_back(small.topics());
   EXPECT_EQ(codegen::splitColumnSums(small.p), 0);
+  // ELBO terms in the loop: splitting would reorder their sum.
+  ColumnPlan withElbo;
+  Stmt e = withElbo.topics();
+  e.body.back().result = Stmt::Result::Elbo;
+  withElbo.p.blocks[Plan::Iteration].push_back(std::move(e));
+  EXPECT_EQ(codegen::splitColumnSums(withElbo.p), 0);
+  // A weight that is not a constant.
+  ColumnPlan weighted;
+  Stmt wl = weighted.topics();
+  wl.body[1].args[2].expr = weighted.p.loadDouble(weighted.pp.w, weighted.p.intConst(0));
+  weighted.p.blocks[Plan::Iteration].push_back(std::move(wl));
+  EXPECT_EQ(codegen::splitColumnSums(weighted.p), 0);
+  // The destination not at row k (k * V + 1).
+  ColumnPlan offset;
+  Stmt ol = offset.topics();
+  ol.body[1].args[4].expr = offset.p.add(offset.p.mul(offset.p.loopVar(0), offset.p.intConst(ColumnPlan::V)),
+                                         offset.p.intConst(1));
+  offset.p.blocks[Plan::Iteration].push_back(std::move(ol));
+  EXPECT_EQ(codegen::splitColumnSums(offset.p), 0);
+  // Row k reads column perm[k], which is k for k = 1, 2 but not for k = 3.
+  ColumnPlan permuted;
+  int32_t perm = permuted.pp.buffer("perm", K, true);
+  permuted.p.buffers[size_t(perm)].ints = {0, 1, 2, 0};
+  Stmt pl = permuted.topics();
+  pl.body[1].args[3].expr = permuted.p.loadInt(perm, permuted.p.loopVar(0));
+  permuted.p.blocks[Plan::Iteration].push_back(std::move(pl));
+  EXPECT_EQ(codegen::splitColumnSums(permuted.p), 0);
   // Row k reads another column than k.
   ColumnPlan shifted;
   Stmt l = shifted.topics();
