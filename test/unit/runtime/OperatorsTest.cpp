@@ -995,6 +995,15 @@ TEST(ScheduleKernels, RandomSimplexIsAPureFunctionOfItsKey) {
     mean += q2[2] / 20000;
   }
   EXPECT_NEAR(mean, 1.0 / 6, 0.005);
+  // A row wider than the 8 partial sums (and not a multiple of 8) sums to one too.
+  std::vector<double> wideEta(101), wide(101);
+  ppc_random_simplex(101, 5, 1, 77, wideEta.data(), wide.data());
+  double wideSum = 0;
+  for (int k = 0; k < 101; ++k) {
+    EXPECT_GT(wide[size_t(k)], 0.0);
+    wideSum += wide[size_t(k)];
+  }
+  EXPECT_NEAR(wideSum, 1.0, 1e-14);
   double p, logit;
   ppc_random_bernoulli(1, 2, 3, &logit, &p);
   EXPECT_NEAR(logit, std::log(p / (1 - p)), 1e-12);
