@@ -101,6 +101,10 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
+import peers  # noqa: E402
+
+peers.require("numpy", "scipy", "sklearn")
+
 import numpy as np  # noqa: E402
 from scipy.special import digamma, gammaln, logsumexp, multigammaln  # noqa: E402
 

@@ -25,9 +25,13 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import scipy.sparse as sp
-from scipy.special import digamma, gammaln, logsumexp
+import peers
+
+peers.require("numpy", "scipy", "sklearn")
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from scipy.special import digamma, gammaln, logsumexp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PPC = os.path.join(ROOT, "build", "bin", "ppc")
@@ -125,6 +129,8 @@ def main():
     ap.add_argument("--ppc-iters", type=int, default=60)
     ap.add_argument("--skip-gensim", action="store_true")
     args = ap.parse_args()
+    if not args.skip_gensim and args.threads == 1:
+        peers.require("gensim")
     X = load_corpus()
     tokens = X.sum()
     print(f"AP corpus: {X.shape[0]} documents, {X.shape[1]} words, {int(tokens)} tokens; K={K}, "

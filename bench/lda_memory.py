@@ -20,7 +20,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+import peers
+
+peers.require("numpy")
+
+import numpy as np  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PPC = os.path.join(ROOT, "build", "bin", "ppc")

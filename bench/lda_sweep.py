@@ -26,7 +26,6 @@ drift falls on all.
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess

@@ -142,7 +142,6 @@ public:
   double iterate(Engine &engine);
   /// Runs `final` (refreshes posteriors left stale).
   void finish(Engine &engine);
-  double elbo(Engine &engine);
 
   /// Iterates until the relative ELBO change is below the tolerance or the
   /// maximum is reached, continuing after `summary.iterations` (a resumed
@@ -173,6 +172,11 @@ public:
   void *const *buffers() const { return bases_.data(); }
 
 private:
+  /// The ELBO block, only ever right after the iteration block: plan
+  /// transformations rely on it (codegen/LgammaSharing.cpp reads what the
+  /// iteration's statistics stored).
+  double elbo(Engine &engine);
+
   const Plan &plan_;
   std::vector<std::vector<double>> doubles_;
   std::vector<std::vector<int64_t>> ints_;

@@ -2462,16 +2462,36 @@ private:
 
 } // namespace
 
+namespace {
+/// The plan transformations' flags by name, in the order buildPlan runs them.
+std::vector<std::pair<const char *, bool PlanOptions::*>> planOptFlags() {
+  return {{"batch-statistics", &PlanOptions::batchStatistics},
+          {"row-fission", &PlanOptions::rowFission},
+          {"column-fission", &PlanOptions::columnFission},
+          {"share-lgamma", &PlanOptions::shareLgamma},
+          {"fuse-normalizers", &PlanOptions::fuseNormalizers},
+          {"batch-logs", &PlanOptions::batchLogs},
+          {"balance-chunks", &PlanOptions::balanceChunks},
+          {"block-rows", &PlanOptions::blockRows},
+          {"prefetch", &PlanOptions::prefetch},
+          {"parallel-zero", &PlanOptions::parallelZero}};
+}
+} // namespace
+
 bool PlanOptions::disable(const std::string &name) {
-  for (auto [known, flag] : {std::pair{"batch-statistics", &batchStatistics}, std::pair{"row-fission", &rowFission},
-                             std::pair{"column-fission", &columnFission},
-                             std::pair{"fuse-normalizers", &fuseNormalizers}, std::pair{"batch-logs", &batchLogs},
-                             std::pair{"balance-chunks", &balanceChunks}, std::pair{"block-rows", &blockRows}, std::pair{"prefetch", &prefetch}, std::pair{"parallel-zero", &parallelZero}})
+  for (auto [known, flag] : planOptFlags())
     if (name == known) {
-      *flag = false;
+      this->*flag = false;
       return true;
     }
   return false;
+}
+
+std::string PlanOptions::names() {
+  std::string out;
+  for (auto [known, flag] : planOptFlags())
+    out += (out.empty() ? "" : ", ") + std::string(known);
+  return out;
 }
 
 int64_t hostL2CacheBytes() {
@@ -2493,6 +2513,8 @@ std::unique_ptr<Plan> buildPlan(const ir::Module &m, const ir::Evaluation &eval,
     hoistRowKernels(*plan);
   if (options.columnFission)
     splitColumnSums(*plan);
+  if (options.shareLgamma)
+    shareLgamma(*plan);
   if (options.fuseNormalizers)
     fuseProductNormalizers(*plan);
   dropUnreadOutputs(*plan);

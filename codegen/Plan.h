@@ -244,13 +244,14 @@ struct PlanOptions {
   const ir::Value *partitionedPlate = nullptr;
   /// The transformations below, run in this order (all on by default; off
   /// for tests that compare, and `ppc --disable-plan-opt=NAME`).
-  bool batchStatistics = true, rowFission = true, columnFission = true, fuseNormalizers = true, batchLogs = true,
-       balanceChunks = true, blockRows = true, prefetch = true, parallelZero = true;
+  bool batchStatistics = true, rowFission = true, columnFission = true, shareLgamma = true, fuseNormalizers = true,
+       batchLogs = true, balanceChunks = true, blockRows = true, prefetch = true, parallelZero = true;
   /// Turns off the transformation named as `--disable-plan-opt` takes it
-  /// (batch-statistics, row-fission, column-fission, fuse-normalizers, batch-logs,
-  /// balance-chunks, block-rows, prefetch, parallel-zero); false for an
-  /// unknown name.
+  /// (one of names()); false for an unknown name.
   bool disable(const std::string &name);
+  /// The transformations' names, in the order they run, comma-separated
+  /// (batch-statistics, row-fission, column-fission, share-lgamma, ...).
+  static std::string names();
   /// The per-core L2 cache the plan's blocking is sized to, in bytes; 0:
   /// this machine's (hostL2CacheBytes). Tests give it to print the same
   /// plan everywhere.
@@ -274,6 +275,12 @@ void batchObservedStatistics(Plan &p);
 /// Per-element calls of statistics and entropy row kernels that end a loop
 /// become calls on all its rows after it (codegen/RowKernelFission.cpp).
 void hoistRowKernels(Plan &p);
+
+/// A Dirichlet's statistics in the iteration block also store its rows' log
+/// normalizers, which its entropy in the ELBO block then reads instead of
+/// computing every lgamma again (codegen/LgammaSharing.cpp); returns how
+/// many entropies.
+int shareLgamma(Plan &p);
 
 /// A categorical's product, normalization and message to a parent, when
 /// nothing else reads the rows between them, become one call that stores

@@ -51,6 +51,33 @@ __attribute__((always_inline)) inline void digammaRowMinus(int64_t K, const doub
   for (int64_t j = 0; j < rest; ++j) e[full + j] = out[j] - ds;
 }
 
+/// digammaRowMinus, and returns sum_k lgamma(a[k] + offset) - lgamma(s) (a
+/// Dirichlet's log normalizer): the lgamma shares each entry's shift and
+/// log with its digamma, and lgamma(s) runs in the padded lane with
+/// digamma(s).
+__attribute__((always_inline)) inline double digammaLgammaRowMinus(int64_t K, const double* a, double offset, double s,
+                                                                  double* e) {
+  if (K <= 0) return -vm::lgamma_pos(s);
+  const int64_t full = K - K % kLanes, rest = K - full;
+  double in[kLanes], out[kLanes], lg[kLanes];
+  for (int64_t j = 0; j < kLanes; ++j) in[j] = j < rest ? a[full + j] + offset : (j == rest ? s : 1.0);
+  for (int64_t j = 0; j < kLanes; ++j) out[j] = vm::digamma_lgamma_pos(in[j], lg[j]);
+  const double ds = out[rest];
+  double acc[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int64_t k = 0; k < full; k += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      double l;
+      e[k + j] = vm::digamma_lgamma_pos(a[k + j] + offset, l) - ds;
+      acc[j] += l;
+    }
+  double sum = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+  for (int64_t j = 0; j < rest; ++j) {
+    e[full + j] = out[j] - ds;
+    sum += lg[j];
+  }
+  return sum - lg[rest];
+}
+
 __attribute__((always_inline)) inline double max8(int64_t n, const double* x) {
   double acc[8] = {-vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf};
   int64_t i = 0;
@@ -554,6 +581,26 @@ PPC_ROW_KERNEL double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double
     const double s = reduce8(K, [&](int64_t k) { return e[k] + 1.0; });
     const double lg = reduce8(K, [&](int64_t k) { return vm::lgamma_pos(e[k] + 1.0) - e[k] * l[k]; });
     total += lg - vm::lgamma_pos(s);
+  }
+  return total;
+}
+
+PPC_ROW_KERNEL void ppc_dirichlet_stats_lognorm_n(int64_t n, int64_t K, const double* eta, double* elog,
+                                                  double* lognorm) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double* a = eta + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return a[k] + 1.0; });
+    lognorm[i] = digammaLgammaRowMinus(K, a, 1.0, s, elog + i * K);
+  }
+}
+
+PPC_ROW_KERNEL double ppc_dirichlet_entropy_lognorm_n(int64_t n, int64_t K, const double* eta, const double* elog,
+                                                      const double* lognorm) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* e = eta + i * K;
+    const double* l = elog + i * K;
+    total += lognorm[i] - reduce8(K, [&](int64_t k) { return e[k] * l[k]; });
   }
   return total;
 }

@@ -208,6 +208,14 @@ double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta);
 /// is then log B(alpha) - sum_k (alpha_k - 1) E log p_k: one lgamma per entry
 /// and no digamma (the statistics already hold them).
 double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta, const double* elog);
+/// ppc_dirichlet_stats_n, and each row's log normalizer A(eta_i) (as
+/// ppc_dirichlet_lognorm_n) in lognorm[i]: its lgamma share the digammas'
+/// shifts and logarithms (codegen/LgammaSharing.cpp).
+void ppc_dirichlet_stats_lognorm_n(int64_t n, int64_t K, const double* eta, double* elog, double* lognorm);
+/// ppc_dirichlet_entropy_n from the rows' log normalizers that
+/// ppc_dirichlet_stats_lognorm_n stored with `elog`: no special function.
+double ppc_dirichlet_entropy_lognorm_n(int64_t n, int64_t K, const double* eta, const double* elog,
+                                       const double* lognorm);
 double ppc_dirichlet_kl_n(int64_t n, int64_t K, const double* eta_q, const double* eta_p);
 /// Dirichlet(alpha) factor -> p: dst += w * (alpha - 1)
 void ppc_dirichlet_probs_avglog(int64_t K, const double* alpha, double w, double* dst);

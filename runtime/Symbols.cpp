@@ -101,6 +101,8 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_dirichlet_stats_n),
     PPC_SYMBOL(ppc_dirichlet_lognorm_n),
     PPC_SYMBOL(ppc_dirichlet_entropy_n),
+    PPC_SYMBOL(ppc_dirichlet_stats_lognorm_n),
+    PPC_SYMBOL(ppc_dirichlet_entropy_lognorm_n),
     PPC_SYMBOL(ppc_dirichlet_kl_n),
     PPC_SYMBOL(ppc_dirichlet_probs_avglog),
     PPC_SYMBOL(ppc_dirichlet_probs_avglog_n),

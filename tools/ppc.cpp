@@ -376,8 +376,7 @@ int main(int argc, char **argv) {
                  "from its start); checkpoints go on there unless --checkpoint names another directory");
   std::vector<std::string> disabledPlanOpts;
   app.add_option("--disable-plan-opt", disabledPlanOpts,
-                 "skip a transformation of the plan (repeatable): batch-statistics, row-fission, "
-                 "column-fission, fuse-normalizers, batch-logs, balance-chunks, block-rows, prefetch, parallel-zero")
+                 "skip a transformation of the plan (repeatable): " + codegen::PlanOptions::names())
       ->allow_extra_args(false);
   std::string l2Cache;
   app.add_option("--l2-cache", l2Cache,
@@ -416,9 +415,8 @@ int main(int argc, char **argv) {
     binding.weight = weightColumn;
   for (const std::string &name : disabledPlanOpts)
     if (!run.plan.disable(name))
-      return usageError("--disable-plan-opt: no plan transformation '" + name +
-                        "' (batch-statistics, row-fission, column-fission, fuse-normalizers, batch-logs, "
-                        "balance-chunks, block-rows, prefetch, parallel-zero)");
+      return usageError("--disable-plan-opt: no plan transformation '" + name + "' (" +
+                        codegen::PlanOptions::names() + ")");
   if (app.count("--l2-cache")) {
     const char last = l2Cache.empty() ? '\0' : l2Cache.back();
     const int64_t unit = last == 'K' ? 1 << 10 : last == 'M' ? 1 << 20 : 1;

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <llvm/Support/raw_ostream.h>
 #include <numeric>
+#include <set>
 #include <unistd.h>
 
 using namespace ppc;
@@ -105,6 +106,7 @@ struct FitOptions {
   bool batchLogs = true;
   bool blockRows = true;
   bool columnFission = true;
+  bool shareLgamma = true;
   int threads = 1;
 };
 
@@ -148,6 +150,7 @@ std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string
   planOptions.batchLogs = o.batchLogs;
   planOptions.blockRows = o.blockRows;
   planOptions.columnFission = o.columnFission;
+  planOptions.shareLgamma = o.shareLgamma;
   planOptions.l2CacheBytes = 2 << 20; // the same plans on every machine
   f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, planOptions);
   if (!f->plan)
@@ -775,6 +778,30 @@ TEST(Inference, ColumnFissionChangesNothing) {
         EXPECT_EQ(codegen::printPlan(*strided->plan).find("ppc_axpy_transposed"), std::string::npos);
         expectSameRun(*split, *strided, 0, 0, /*withScratch=*/false);
       }
+}
+
+// codegen/LgammaSharing.cpp: a Dirichlet's entropy from the log normalizers
+// its statistics stored gives every example the same statistics bit for bit
+// and the same ELBO but for the order of its sums; JIT and interpreter.
+TEST(Inference, LgammaSharingChangesOnlyTheElboRounding) {
+  std::set<std::string> shared;
+  for (const Example &ex : examples())
+    for (std::string engine : {"jit", "interp"}) {
+      SCOPED_TRACE(ex.model + " " + engine);
+      FitOptions o = exampleOptions(ex);
+      o.engine = engine;
+      auto withSharing = fit(readAll(examplePath(ex.model)), ex.files, o);
+      o.shareLgamma = false;
+      auto without = fit(readAll(examplePath(ex.model)), ex.files, o);
+      ASSERT_TRUE(withSharing->ok && without->ok) << withSharing->error << without->error;
+      if (codegen::printPlan(*withSharing->plan).find("ppc_dirichlet_entropy_lognorm_n") != std::string::npos)
+        shared.insert(ex.model);
+      EXPECT_EQ(codegen::printPlan(*without->plan).find("lognorm_n"), std::string::npos);
+      expectSameRun(*withSharing, *without, 1e-13, 0, /*withScratch=*/true);
+    }
+  // The topics (LDA), the clusters' word distributions and the mixture weights.
+  for (const char *model : {"lda.ppl", "dirichlet_multinomial_mixture.ppl", "gaussian_mixture.ppl"})
+    EXPECT_EQ(shared.count(model), 1u) << model;
 }
 
 // Nested schedules (--local-iters N --local-restart): per document, the

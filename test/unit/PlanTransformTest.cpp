@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 using namespace ppc;
@@ -578,6 +579,168 @@ TEST(ColumnFission, LeavesLoopsItCannotSplit) {
   l.body[1].args[3].expr = shifted.p.add(shifted.p.loopVar(0), shifted.p.intConst(1));
   shifted.p.blocks[Plan::Iteration].push_back(std::move(l));
   EXPECT_EQ(codegen::splitColumnSums(shifted.p), 0);
+}
+
+// codegen/LgammaSharing.cpp: parallel for k < 4 { zero eta[k]; eta[k] +=
+// F[k] }; parallel for k < 4 { stats(eta[k]) } in the iteration block, and
+// parallel for k < 4 { elbo += entropy(eta[k], stats[k]) } in the ELBO block.
+struct EntropyPlan {
+  ProductPlan pp;
+  Plan &p = pp.p;
+  static constexpr int64_t W = 6;
+  int32_t prior, eta, stats;
+  EntropyPlan() {
+    prior = pp.buffer("prior", K * W);
+    eta = pp.buffer("phi.q.eta", K * W);
+    stats = pp.buffer("phi.q.stats", K * W);
+    p.loopVars = 3;
+  }
+  ExprId row(int32_t var) { return p.mul(p.loopVar(var), p.intConst(W)); }
+  Arg integer(int64_t v) { return pp.num(p.intConst(v), Arg::Kind::Int); }
+  Stmt parallel(int32_t var, int64_t bound, std::vector<Stmt> body) {
+    Stmt l = pp.loop(var, bound, std::move(body));
+    l.parallel = true;
+    return l;
+  }
+  Stmt update() {
+    Stmt zero;
+    zero.kind = Stmt::Kind::Zero;
+    zero.buffer = eta;
+    zero.index = row(0);
+    zero.count = W;
+    return parallel(0, K, {zero, pp.call("ppc_axpy", {integer(W), pp.num(p.doubleConst(1.0), Arg::Kind::Double),
+                                                      pp.ptr(prior, row(0)), pp.ptr(eta, row(0))})});
+  }
+  Stmt statsCall(int32_t var, int64_t rows = 1) {
+    return pp.call("ppc_dirichlet_stats_n", {integer(rows), integer(W), pp.ptr(eta, var < 0 ? p.intConst(0) : row(var)),
+                                             pp.ptr(stats, var < 0 ? p.intConst(0) : row(var))});
+  }
+  Stmt entropyCall(int32_t var, int64_t rows = 1) {
+    Stmt c = pp.call("ppc_dirichlet_entropy_n", {integer(rows), integer(W),
+                                                 pp.ptr(eta, var < 0 ? p.intConst(0) : row(var)),
+                                                 pp.ptr(stats, var < 0 ? p.intConst(0) : row(var))});
+    c.result = Stmt::Result::Elbo;
+    return c;
+  }
+  /// The loops above; `entropyRows`: the ELBO loop's bound.
+  void build(int64_t entropyRows = K) {
+    p.blocks[Plan::Iteration].push_back(update());
+    p.blocks[Plan::Iteration].push_back(parallel(1, K, {statsCall(1)}));
+    p.blocks[Plan::Elbo].push_back(parallel(2, entropyRows, {entropyCall(2)}));
+  }
+};
+
+TEST(LgammaSharing, TheStatisticsStoreTheLogNormalizersTheEntropyReads) {
+  EntropyPlan ep;
+  ep.build();
+  EXPECT_EQ(codegen::shareLgamma(ep.p), 1);
+  const std::string plan = ep.pp.printed();
+  EXPECT_NE(plan.find("buffer phi.q.lognorm : f64[4]\n"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("  parallel for i1 < 4 {\n"
+                      "    ppc_dirichlet_stats_lognorm_n(1, 6, &phi.q.eta[(i1 * 6)], &phi.q.stats[(i1 * 6)], "
+                      "&phi.q.lognorm[i1])  // (and its rows' log normalizers)\n"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("elbo {\n"
+                      "  parallel for i2 < 4 {\n"
+                      "    elbo += ppc_dirichlet_entropy_lognorm_n(1, 6, &phi.q.eta[(i2 * 6)], &phi.q.stats[(i2 * 6)], "
+                      "&phi.q.lognorm[i2])"),
+            std::string::npos)
+      << plan;
+}
+
+TEST(LgammaSharing, CallsOnAllRowsAtOnce) {
+  // After codegen/RowKernelFission.cpp: one call on the 4 rows in each block.
+  EntropyPlan ep;
+  ep.p.blocks[Plan::Iteration].push_back(ep.update());
+  ep.p.blocks[Plan::Iteration].push_back(ep.statsCall(-1, K));
+  ep.p.blocks[Plan::Elbo].push_back(ep.entropyCall(-1, K));
+  EXPECT_EQ(codegen::shareLgamma(ep.p), 1);
+  const std::string plan = ep.pp.printed();
+  EXPECT_NE(plan.find("ppc_dirichlet_stats_lognorm_n(4, 6, &phi.q.eta[0], &phi.q.stats[0], &phi.q.lognorm[0])"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("ppc_dirichlet_entropy_lognorm_n(4, 6, &phi.q.eta[0], &phi.q.stats[0], &phi.q.lognorm[0])"),
+            std::string::npos)
+      << plan;
+}
+
+TEST(LgammaSharing, TheUpdateInTheStatisticsLoop) {
+  // parallel for k { zero eta[k]; eta[k] += prior[k]; stats(k) }: each
+  // element updates its own row before its statistics (LDA at small K).
+  auto plan = [](bool parallel, bool useAfter) {
+    auto ep = std::make_unique<EntropyPlan>();
+    Stmt l = ep->update();
+    l.parallel = parallel;
+    l.body.push_back(ep->statsCall(0));
+    if (useAfter)
+      l.body.push_back(ep->update().body[1]);
+    ep->p.blocks[Plan::Iteration].push_back(std::move(l));
+    ep->p.blocks[Plan::Elbo].push_back(ep->parallel(2, K, {ep->entropyCall(2)}));
+    return ep;
+  };
+  auto inParallel = plan(true, false);
+  EXPECT_EQ(codegen::shareLgamma(inParallel->p), 1) << inParallel->pp.printed();
+  // A serial loop's later iterations could change an earlier row.
+  auto serial = plan(false, false);
+  EXPECT_EQ(codegen::shareLgamma(serial->p), 0) << serial->pp.printed();
+  // The row changes again after its statistics.
+  auto after = plan(true, true);
+  EXPECT_EQ(codegen::shareLgamma(after->p), 0) << after->pp.printed();
+}
+
+TEST(LgammaSharing, LeavesEntropiesWhoseParametersMayHaveChanged) {
+  auto unchanged = [](EntropyPlan &ep, const char *why) {
+    const std::string before = ep.pp.printed();
+    EXPECT_EQ(codegen::shareLgamma(ep.p), 0) << why;
+    EXPECT_EQ(ep.pp.printed(), before) << why;
+  };
+  // The parameters change after their statistics.
+  EntropyPlan after;
+  after.build();
+  after.p.blocks[Plan::Iteration].push_back(after.update());
+  unchanged(after, "parameters written after the statistics");
+  // The ELBO block reads them in another call too.
+  EntropyPlan other;
+  other.build();
+  Stmt lognorm = other.pp.call("ppc_dirichlet_lognorm_n", {other.integer(K), other.integer(EntropyPlan::W),
+                                                           other.pp.ptr(other.eta, other.p.intConst(0))});
+  lognorm.result = Stmt::Result::Elbo;
+  other.p.blocks[Plan::Elbo].push_back(lognorm);
+  unchanged(other, "another reader in the ELBO block");
+  // The entropy reads rows the statistics loop does not cover the same way.
+  EntropyPlan fewer;
+  fewer.build(/*entropyRows=*/3);
+  unchanged(fewer, "other rows");
+  // The statistics loop may leave early.
+  EntropyPlan exits;
+  exits.build();
+  exits.p.blocks[Plan::Iteration][1].body.insert(exits.p.blocks[Plan::Iteration][1].body.begin(), [&] {
+    Stmt e;
+    e.kind = Stmt::Kind::ExitBelow;
+    e.buffer = exits.pp.flag;
+    e.index = exits.p.intConst(0);
+    return e;
+  }());
+  unchanged(exits, "an exit");
+  // Private rows in the statistics loop (a data plate's element loop).
+  EntropyPlan privates;
+  privates.build();
+  privates.p.blocks[Plan::Iteration][1].privates = {privates.pp.F};
+  unchanged(privates, "private rows");
+  // No statistics in the iteration block (the init block's do not count:
+  // the ELBO block runs after an iteration).
+  EntropyPlan initOnly;
+  initOnly.p.blocks[Plan::Init].push_back(initOnly.parallel(1, K, {initOnly.statsCall(1)}));
+  initOnly.p.blocks[Plan::Elbo].push_back(initOnly.parallel(2, K, {initOnly.entropyCall(2)}));
+  unchanged(initOnly, "statistics only in init");
+  // Statistics of another row at each k (offset by one row).
+  EntropyPlan shifted;
+  shifted.build();
+  Stmt &s = shifted.p.blocks[Plan::Iteration][1].body[0];
+  s.args[2].expr = s.args[3].expr = shifted.p.add(shifted.row(1), shifted.p.intConst(EntropyPlan::W));
+  shifted.p.buffers[size_t(shifted.eta)].size = shifted.p.buffers[size_t(shifted.stats)].size = (K + 1) * 6;
+  unchanged(shifted, "other rows at each k");
 }
 
 // codegen/ChunkBalancing.cpp: the element loop's cumulative cost, 8 per

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "runtime/Distributions.h"
@@ -67,6 +68,30 @@ TEST(FamilyKernels, DirichletMatchesClass) {
   double sum = 0.0;
   for (int i = 0; i < 3; ++i) sum += ppc_dirichlet_avglogfactor(4, prior, elog.data() + 4 * i);
   EXPECT_LE(rel(ppc_dirichlet_avglogfactor_n(3, 4, prior, elog.data()), sum), 1e-14);
+}
+
+// codegen/LgammaSharing.cpp's pair: the statistics as ppc_dirichlet_stats_n
+// (bit for bit), each row's log normalizer as ppc_dirichlet_lognorm_n, and
+// the entropy from them as ppc_dirichlet_entropy_n, for row widths around
+// the 8-lane blocks (the padded last block holds lgamma of the row's sum).
+TEST(FamilyKernels, DirichletStatisticsWithLogNormalizers) {
+  std::mt19937_64 rng(7);
+  std::gamma_distribution<double> counts(0.3, 4.0);
+  for (int64_t K : {1, 2, 7, 8, 9, 16, 101}) {
+    const int64_t n = 3;
+    std::vector<double> eta(size_t(n * K));
+    for (double &e : eta) e = 0.01 - 1.0 + counts(rng); // eta = alpha - 1, alpha >= 0.01
+    std::vector<double> stats(eta.size()), fused(eta.size()), lognorm(size_t(n), 0.0);
+    ppc_dirichlet_stats_n(n, K, eta.data(), stats.data());
+    ppc_dirichlet_stats_lognorm_n(n, K, eta.data(), fused.data(), lognorm.data());
+    EXPECT_EQ(fused, stats) << "K = " << K;
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_LE(rel(lognorm[size_t(i)], ppc_dirichlet_lognorm_n(1, K, eta.data() + i * K)), 1e-13) << "K = " << K;
+    EXPECT_LE(rel(ppc_dirichlet_entropy_lognorm_n(n, K, eta.data(), stats.data(), lognorm.data()),
+                  ppc_dirichlet_entropy_n(n, K, eta.data(), stats.data())),
+              1e-13)
+        << "K = " << K;
+  }
 }
 
 TEST(FamilyKernels, ScalarFamiliesMatchClasses) {
