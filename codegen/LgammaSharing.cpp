@@ -143,7 +143,8 @@ public:
   int run() {
     int changed = 0;
     std::vector<Stmt> &elbo = p_.blocks[Plan::Elbo], &iteration = p_.blocks[Plan::Iteration];
-    for (auto &[elboIndex, entropy] : sitesIn(p_, elbo, "ppc_dirichlet_entropy_n")) {
+    for (auto &elboSite : sitesIn(p_, elbo, "ppc_dirichlet_entropy_n")) {
+      RowSite &entropy = elboSite.second;
       // The ELBO block reads the parameters in this call only.
       bool alone = true;
       for (const Stmt &s : elbo)
@@ -158,10 +159,8 @@ public:
           stats.push_back(site);
       if (stats.empty() || !lastUse(iteration, stats.back().first, stats.back().second))
         continue;
-      std::vector<RowSite> last = {stats.back().second};
       const int32_t lognorms = lognormBuffer(entropy);
-      for (RowSite &site : last)
-        rewrite(site, "ppc_dirichlet_stats_lognorm_n", lognorms, " (and its rows' log normalizers)");
+      rewrite(stats.back().second, "ppc_dirichlet_stats_lognorm_n", lognorms, " (and its rows' log normalizers)");
       rewrite(entropy, "ppc_dirichlet_entropy_lognorm_n", lognorms, " (from the log normalizers of its statistics)");
       ++changed;
     }
