@@ -140,24 +140,38 @@ PPC_MATH_INLINE double log(double x) {
 /// Number of recurrence steps used to move small arguments to >= kShift.
 inline constexpr int kShift = 10;
 
-/// digamma(x) = d/dx log Gamma(x) for x > 0.
-PPC_MATH_INLINE double digamma_pos(double x) {
-  // Sum_{k<kShift} 1/(x+k) as one fraction num/den (one division instead of ten).
-  double num = 0.0, den = 1.0;
+/// Sum_{k<kShift} 1/(x+k) as one fraction num/den (one division instead of
+/// ten); den is prod_{k<kShift} (x+k).
+PPC_MATH_INLINE void shiftFraction(double x, double& num, double& den) {
+  num = 0.0;
+  den = 1.0;
   for (int k = 0; k < kShift; ++k) {
     const double t = x + k;
     num = num * t + den;
     den = den * t;
   }
+}
+
+/// psi(y) = ln y - 1/(2y) - digammaSeries(1/y^2); error < 5e-17 for y >= 10.
+PPC_MATH_INLINE double digammaSeries(double z) {
+  return z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
+}
+
+/// lgamma(y) = (y - 1/2) ln y - y + ln(2 pi)/2 + lgammaSeries(1/y, 1/y^2):
+/// sum_k B_2k / (2k (2k-1) y^(2k-1)); error < 3e-17 for y >= 10.
+PPC_MATH_INLINE double lgammaSeries(double iy, double z) {
+  return iy * (1.0 / 12 - z * (1.0 / 360 - z * (1.0 / 1260 - z * (1.0 / 1680 - z * (1.0 / 1188 - z * (691.0 / 360360 - z * (1.0 / 156)))))));
+}
+
+/// digamma(x) = d/dx log Gamma(x) for x > 0.
+PPC_MATH_INLINE double digamma_pos(double x) {
+  double num, den;
+  shiftFraction(x, num, den);
   const bool small = x < kShift;
   const double y = small ? x + kShift : x;
   const double corr = small ? num / den : 0.0;
   const double iy = 1.0 / y;
-  const double z = iy * iy;
-  // Asymptotic series: psi(y) = ln y - 1/(2y) - sum_k B_2k / (2k y^2k); error < 5e-17 for y >= 10.
-  const double series =
-      z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
-  const double r = vm::log(y) - 0.5 * iy - series - corr;
+  const double r = vm::log(y) - 0.5 * iy - digammaSeries(iy * iy) - corr;
   return x > 0.0 ? r : kNaN;
 }
 
@@ -184,16 +198,12 @@ PPC_MATH_INLINE double trigamma_pos(double x) {
 /// log Gamma(x) for x > 0 (Stirling series after shifting to >= 10).
 PPC_MATH_INLINE double lgamma_pos(double x) {
   double den = 1.0;  // prod_{k<kShift} (x+k)
-  for (int k = 0; k < kShift; ++k) den *= x + k;
+  for (int k = 0; k < kShift; ++k) den = den * (x + k);
   const bool small = x < kShift;
   const double y = small ? x + kShift : x;
   const double corr = small ? vm::log(den) : 0.0;
   const double iy = 1.0 / y;
-  const double z = iy * iy;
-  // sum_k B_2k / (2k (2k-1) y^(2k-1)); error < 3e-17 for y >= 10.
-  const double series =
-      iy * (1.0 / 12 - z * (1.0 / 360 - z * (1.0 / 1260 - z * (1.0 / 1680 - z * (1.0 / 1188 - z * (691.0 / 360360 - z * (1.0 / 156)))))));
-  const double r = ((y - 0.5) * vm::log(y) - y) + (kHalfLog2Pi + series) - corr;
+  const double r = ((y - 0.5) * vm::log(y) - y) + (kHalfLog2Pi + lgammaSeries(iy, iy * iy)) - corr;
   return x > 0.0 ? r : kNaN;
 }
 
@@ -202,12 +212,8 @@ PPC_MATH_INLINE double lgamma_pos(double x) {
 /// codegen/LgammaSharing.cpp). The same operations in the same order as the
 /// two functions above, so the results are theirs bit for bit (tested).
 PPC_MATH_INLINE double digamma_lgamma_pos(double x, double& lg) {
-  double num = 0.0, den = 1.0;
-  for (int k = 0; k < kShift; ++k) {
-    const double t = x + k;
-    num = num * t + den;
-    den = den * t;
-  }
+  double num, den;
+  shiftFraction(x, num, den);
   const bool small = x < kShift;
   const double y = small ? x + kShift : x;
   const double corr = small ? num / den : 0.0;
@@ -215,12 +221,8 @@ PPC_MATH_INLINE double digamma_lgamma_pos(double x, double& lg) {
   const double iy = 1.0 / y;
   const double z = iy * iy;
   const double logy = vm::log(y);
-  const double series =
-      z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
-  const double lseries =
-      iy * (1.0 / 12 - z * (1.0 / 360 - z * (1.0 / 1260 - z * (1.0 / 1680 - z * (1.0 / 1188 - z * (691.0 / 360360 - z * (1.0 / 156)))))));
-  const double r = logy - 0.5 * iy - series - corr;
-  const double l = ((y - 0.5) * logy - y) + (kHalfLog2Pi + lseries) - lcorr;
+  const double r = logy - 0.5 * iy - digammaSeries(z) - corr;
+  const double l = ((y - 0.5) * logy - y) + (kHalfLog2Pi + lgammaSeries(iy, z)) - lcorr;
   lg = x > 0.0 ? l : kNaN;
   return x > 0.0 ? r : kNaN;
 }

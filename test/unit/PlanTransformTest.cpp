@@ -72,6 +72,14 @@ struct ProductPlan {
     s.args = std::move(args);
     return s;
   }
+  Stmt zero(int32_t b, ExprId index, int64_t count) {
+    Stmt s;
+    s.kind = Stmt::Kind::Zero;
+    s.buffer = b;
+    s.index = index;
+    s.count = count;
+    return s;
+  }
   Stmt loop(int32_t v, int64_t bound, std::vector<Stmt> body) {
     Stmt s;
     s.kind = Stmt::Kind::Loop;
@@ -470,12 +478,7 @@ struct ColumnPlan {
   Stmt topics(bool privateRow = false) {
     ExprId row = p.mul(p.loopVar(0), p.intConst(V));
     std::vector<Stmt> body;
-    Stmt zero;
-    zero.kind = Stmt::Kind::Zero;
-    zero.buffer = eta;
-    zero.index = row;
-    zero.count = V;
-    body.push_back(zero);
+    body.push_back(pp.zero(eta, row, V));
     body.push_back(pp.call("ppc_axpy_strided", {pp.num(p.intConst(V), Arg::Kind::Int), pp.k(),
                                                 pp.num(p.doubleConst(1.0), Arg::Kind::Double),
                                                 pp.ptr(B, p.loopVar(0)), pp.ptr(eta, row)}));
@@ -603,12 +606,7 @@ struct EntropyPlan {
     return l;
   }
   Stmt update() {
-    Stmt zero;
-    zero.kind = Stmt::Kind::Zero;
-    zero.buffer = eta;
-    zero.index = row(0);
-    zero.count = W;
-    return parallel(0, K, {zero, pp.call("ppc_axpy", {integer(W), pp.num(p.doubleConst(1.0), Arg::Kind::Double),
+    return parallel(0, K, {pp.zero(eta, row(0), W), pp.call("ppc_axpy", {integer(W), pp.num(p.doubleConst(1.0), Arg::Kind::Double),
                                                       pp.ptr(prior, row(0)), pp.ptr(eta, row(0))})});
   }
   Stmt statsCall(int32_t var, int64_t rows = 1) {
