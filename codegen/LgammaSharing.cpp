@@ -35,35 +35,6 @@
 namespace ppc::codegen {
 namespace {
 
-bool exprReads(const Plan &p, ExprId e, int32_t buffer) {
-  if (e == kNoExpr)
-    return false;
-  const Expr &x = p.exprs[size_t(e)];
-  if ((x.kind == Expr::Kind::LoadInt || x.kind == Expr::Kind::LoadDouble) && x.buffer == buffer)
-    return true;
-  return exprReads(p, x.a, buffer) || exprReads(p, x.b, buffer);
-}
-
-/// `s` (with its body) uses `buffer` anywhere, leaving out the calls `skip`.
-bool uses(const Plan &p, const Stmt &s, int32_t buffer, const Stmt *skip = nullptr) {
-  if (&s == skip)
-    return false;
-  if (s.buffer == buffer || exprReads(p, s.bound, buffer) || exprReads(p, s.index, buffer) ||
-      exprReads(p, s.scale, buffer))
-    return true;
-  for (const std::vector<int32_t> *list : {&s.privates, &s.reductions})
-    for (int32_t b : *list)
-      if (b == buffer)
-        return true;
-  for (const Arg &a : s.args)
-    if (a.buffer == buffer || exprReads(p, a.expr, buffer))
-      return true;
-  for (const Stmt &c : s.body)
-    if (uses(p, c, buffer, skip))
-      return true;
-  return false;
-}
-
 /// A call of `kernel(n, K, &eta[..], &stats[..])` on whole rows, at top
 /// level or directly in a top-level loop: the rows it covers.
 struct RowSite {
@@ -148,7 +119,7 @@ public:
       // The ELBO block reads the parameters in this call only.
       bool alone = true;
       for (const Stmt &s : elbo)
-        alone = alone && !uses(p_, s, entropy.eta, entropy.call);
+        alone = alone && !p_.mentions(s, entropy.eta, entropy.call);
       if (!alone)
         continue;
       // The iteration block's last statistics of the same rows, after which
@@ -174,11 +145,11 @@ private:
   /// parallel loop use no row that another iteration's statistics read.
   bool lastUse(const std::vector<Stmt> &block, size_t index, const RowSite &site) const {
     for (size_t i = index + 1; i < block.size(); ++i)
-      if (uses(p_, block[i], site.eta))
+      if (p_.mentions(block[i], site.eta))
         return false;
     if (!site.loop)
       return true;
-    if (exprReads(p_, site.loop->bound, site.eta))
+    if (p_.loads(site.loop->bound, site.eta))
       return false;
     bool after = false;
     for (const Stmt &s : site.loop->body) {
@@ -186,7 +157,7 @@ private:
         after = true;
         continue;
       }
-      if (uses(p_, s, site.eta) && (after || !site.loop->parallel))
+      if (p_.mentions(s, site.eta) && (after || !site.loop->parallel))
         return false;
     }
     return true;

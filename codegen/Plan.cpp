@@ -72,6 +72,28 @@ bool Plan::usesVar(ExprId e, int32_t var) const {
   return (x.kind == Expr::Kind::LoopVar && x.var == var) || usesVar(x.a, var) || usesVar(x.b, var);
 }
 
+bool Plan::loads(ExprId e, int32_t buffer) const {
+  if (e == kNoExpr)
+    return false;
+  const Expr &x = exprs[size_t(e)];
+  return ((x.kind == Expr::Kind::LoadDouble || x.kind == Expr::Kind::LoadInt) && x.buffer == buffer) ||
+         loads(x.a, buffer) || loads(x.b, buffer);
+}
+
+bool Plan::mentions(const Stmt &s, int32_t buffer, const Stmt *skip) const {
+  if (&s == skip)
+    return false;
+  if (s.buffer == buffer || loads(s.index, buffer) || loads(s.bound, buffer) || loads(s.scale, buffer))
+    return true;
+  for (const Arg &a : s.args)
+    if (a.buffer == buffer || loads(a.expr, buffer))
+      return true;
+  for (const Stmt &c : s.body)
+    if (mentions(c, buffer, skip))
+      return true;
+  return false;
+}
+
 bool Plan::isBoundData(int32_t buffer) const {
   const Buffer &b = buffers[size_t(buffer)];
   return !b.ints.empty() || !b.doubles.empty();

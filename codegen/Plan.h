@@ -223,6 +223,11 @@ struct Plan {
   // Expression queries the plan transformations share.
   /// e reads loop variable `var`.
   bool usesVar(ExprId e, int32_t var) const;
+  /// e loads from `buffer`.
+  bool loads(ExprId e, int32_t buffer) const;
+  /// s (or a statement in it, `skip` and its body left out) names `buffer`:
+  /// as a pointer, in an index, a bound, a scale or a result slot.
+  bool mentions(const Stmt &s, int32_t buffer, const Stmt *skip = nullptr) const;
   /// The buffer was filled at bind time (data, offsets, constants): no
   /// statement changes it.
   bool isBoundData(int32_t buffer) const;

@@ -107,14 +107,6 @@ private:
     return a.kind == b.kind && a.buffer == b.buffer && sameExpr(a.expr, b.expr);
   }
 
-  bool loads(ExprId e, int32_t buffer) const {
-    if (e == kNoExpr)
-      return false;
-    const Expr &x = expr(e);
-    return ((x.kind == Expr::Kind::LoadDouble || x.kind == Expr::Kind::LoadInt) && x.buffer == buffer) ||
-           loads(x.a, buffer) || loads(x.b, buffer);
-  }
-
   /// `var * width` (row `var` of rows of `width` doubles).
   bool isRow(ExprId e, int32_t var, int64_t width) const {
     if (e == kNoExpr)
@@ -126,20 +118,6 @@ private:
     if (x.kind != Expr::Kind::MulInt)
       return false;
     return (isVar(x.a) && p_.constantOf(x.b) == width) || (isVar(x.b) && p_.constantOf(x.a) == width);
-  }
-
-  /// Whether s (or anything in it) names the buffer: as a pointer, in an
-  /// index, a bound, a scale or a result slot.
-  bool mentions(const Stmt &s, int32_t b) const {
-    if (s.buffer == b || loads(s.index, b) || loads(s.bound, b) || loads(s.scale, b))
-      return true;
-    for (const Arg &a : s.args)
-      if (a.buffer == b || loads(a.expr, b))
-        return true;
-    for (const Stmt &c : s.body)
-      if (mentions(c, b))
-        return true;
-    return false;
   }
 
   // ---- liveness of the rows a fused loop no longer stores -------------------
@@ -155,15 +133,15 @@ private:
     switch (s.kind) {
     case Stmt::Kind::Zero:
     case Stmt::Kind::ExitBelow:
-      return mentions(s, b) ? Touch::Use : Touch::None;
+      return p_.mentions(s, b) ? Touch::Use : Touch::None;
     case Stmt::Kind::Call: {
       bool kill = false;
       std::vector<size_t> writes = s.kernel ? writeOnlyArgs(s.kernel->name) : std::vector<size_t>{};
-      if (s.buffer == b || loads(s.index, b) || loads(s.scale, b))
+      if (s.buffer == b || p_.loads(s.index, b) || p_.loads(s.scale, b))
         return Touch::Use;
       for (size_t i = 0; i < s.args.size(); ++i) {
         const Arg &a = s.args[i];
-        if (loads(a.expr, b))
+        if (p_.loads(a.expr, b))
           return Touch::Use;
         if (a.buffer != b)
           continue;
@@ -178,7 +156,7 @@ private:
       return kill ? Touch::Kill : Touch::None;
     }
     case Stmt::Kind::Loop: {
-      if (loads(s.bound, b))
+      if (p_.loads(s.bound, b))
         return Touch::Use;
       const bool overRows = sameExpr(s.bound, r.loop->bound);
       const bool runs = overRows || p_.constantOf(s.bound).value_or(0) >= 1;
@@ -211,10 +189,10 @@ private:
 
   /// Every mention of b in s is row `var`.
   bool onlyRowOf(const Stmt &s, int32_t b, int32_t var, int64_t width) const {
-    if (s.buffer == b || loads(s.index, b) || loads(s.bound, b) || loads(s.scale, b))
+    if (s.buffer == b || p_.loads(s.index, b) || p_.loads(s.bound, b) || p_.loads(s.scale, b))
       return false;
     for (const Arg &a : s.args)
-      if (loads(a.expr, b) || (a.buffer == b && !isRow(a.expr, var, width)))
+      if (p_.loads(a.expr, b) || (a.buffer == b && !isRow(a.expr, var, width)))
         return false;
     for (const Stmt &c : s.body)
       if (!onlyRowOf(c, b, var, width))
@@ -299,25 +277,25 @@ private:
       if (!discards(use) || t.kind != Arg::Kind::Pointer || t.buffer == F.buffer || t.buffer == S.buffer ||
           t.buffer == a.buffer || t.buffer == b.buffer ||
           a.buffer == F.buffer || a.buffer == S.buffer || b.buffer == F.buffer || b.buffer == S.buffer ||
-          loads(w.expr, F.buffer) || loads(w.expr, S.buffer))
+          p_.loads(w.expr, F.buffer) || p_.loads(w.expr, S.buffer))
         continue;
       // Only these three statements name the rows, and nothing after the loop
       // reads them before writing them.
       bool alone = true;
       for (size_t j = 0; j < body.size(); ++j)
         if (j < i || j > i + 2)
-          alone = alone && !mentions(body[j], F.buffer) && !mentions(body[j], S.buffer);
+          alone = alone && !p_.mentions(body[j], F.buffer) && !p_.mentions(body[j], S.buffer);
       const Rows rows{&loop, *width};
       if (!alone || !deadAfter(frames, frames.size() - 1, F.buffer, rows) ||
           !deadAfter(frames, frames.size() - 1, S.buffer, rows))
         continue;
       // The factored form: a and t the same for every datum.
       bool invariant = !lognorm && !loop.parallel && !p_.usesVar(a.expr, loop.var) && !p_.usesVar(t.expr, loop.var) &&
-                       t.buffer != a.buffer && t.buffer != b.buffer && !mentions(use, a.buffer) &&
-                       !loads(w.expr, t.buffer) && !loads(b.expr, t.buffer);
+                       t.buffer != a.buffer && t.buffer != b.buffer && !p_.mentions(use, a.buffer) &&
+                       !p_.loads(w.expr, t.buffer) && !p_.loads(b.expr, t.buffer);
       for (size_t j = 0; invariant && j < body.size(); ++j)
         if (j != i && j != i + 2)
-          invariant = !mentions(body[j], t.buffer) && !mentions(body[j], a.buffer);
+          invariant = !p_.mentions(body[j], t.buffer) && !p_.mentions(body[j], a.buffer);
       for (int32_t loaded : loadedBuffers(a.expr, loadedBuffers(t.expr, {})))
         for (size_t j = 0; invariant && j < body.size(); ++j)
           invariant = !writesTo(body[j], loaded);
