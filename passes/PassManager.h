@@ -5,6 +5,10 @@
 // comma-separated list of names (--passes=a,b,c), and the manager can print
 // the IR after every pass or chosen ones, verify after each, and time them.
 //
+// The plan, the IR level below (codegen/plan/Plan.h), has a pass manager of
+// its own (codegen/transforms/PlanPassManager.h) that shares the options,
+// the pipeline syntax and the instrumentation declared here.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -107,6 +111,9 @@ const std::vector<PassInfo> &registeredPasses();
 /// The pipeline `ppc` runs by default, as a --passes string.
 std::string_view defaultPipeline();
 
+/// What the user asked to see of the passes (--print-after-all,
+/// --print-after=NAME, --verify-each, --time-passes): the same flags for the
+/// Model IR's passes and the plan's transformations.
 struct PassManagerOptions {
   bool printAfterAll = false;
   std::set<std::string> printAfter;
@@ -114,12 +121,50 @@ struct PassManagerOptions {
   bool timePasses = false;
 };
 
+/// Splits a comma-separated pipeline ("a,b,c"; empty: no passes) into names,
+/// each of which must be one of `known`; `what` names them in errors
+/// ("pass", "plan transformation"). On an unknown or empty name, sets
+/// `error` and returns false.
+bool splitPipeline(std::string_view pipeline, const std::vector<std::string_view> &known, std::string_view what,
+                   std::vector<std::string> &names, std::string &error);
+
+/// Checks that every --print-after name is one of `known` (the tools pass
+/// every level's pass names).
+bool checkPrintAfter(const PassManagerOptions &options, const std::vector<std::string_view> &known,
+                     std::string &error);
+
+/// What a pass manager does around each pass: decides whether to print the
+/// unit after it and collects the times for LLVM's -time-passes report.
+class PassInstrumentation {
+public:
+  explicit PassInstrumentation(const PassManagerOptions &options) : options_(options) {}
+  const PassManagerOptions &options() const { return options_; }
+  bool printsAfter(std::string_view pass) const {
+    return options_.printAfterAll || options_.printAfter.count(std::string(pass)) != 0;
+  }
+  /// Records a pass's time; `note` is printed after its name (e.g. how many
+  /// statements a plan transformation changed).
+  void addTime(std::string_view pass, double seconds, std::string note = {});
+  /// The report (when --time-passes), titled like LLVM's ("Pass execution
+  /// timing report", ...).
+  void printTimes(llvm::raw_ostream &os, std::string_view title) const;
+
+private:
+  PassManagerOptions options_;
+  struct Entry {
+    std::string name, note;
+    double seconds;
+  };
+  std::vector<Entry> times_;
+};
+
 class PassManager {
 public:
   explicit PassManager(PassManagerOptions options = {}) : options_(std::move(options)) {}
 
   /// Appends the passes named in `pipeline` ("a,b,c"; empty is no passes).
-  /// On an unknown name, sets `error` and returns false.
+  /// On an unknown name, sets `error` and returns false. (--print-after
+  /// names are checked by checkPrintAfter: they may name plan passes.)
   bool addPipeline(std::string_view pipeline, std::string &error);
   void addPass(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
   size_t size() const { return passes_.size(); }

@@ -10,9 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "tools/Repl.h"
 
-#include "codegen/Executor.h"
-#include "codegen/Jit.h"
-#include "codegen/Plan.h"
+#include "codegen/exec/Executor.h"
+#include "codegen/llvm/Jit.h"
+#include "codegen/llvm/LLVMCodegen.h"
+#include "codegen/plan/Plan.h"
+#include "codegen/transforms/PlanPassManager.h"
 #include "frontend/AST.h"
 #include "ir/Diagnostics.h"
 #include "ir/Evaluate.h"

@@ -6,11 +6,13 @@
 //   mpirun -np N ppc MODEL.ppl --infer ...   (docs/distributed.md)
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/Checkpoint.h"
-#include "codegen/Distributed.h"
-#include "codegen/Executor.h"
-#include "codegen/Jit.h"
-#include "codegen/Plan.h"
+#include "codegen/exec/Checkpoint.h"
+#include "codegen/exec/Distributed.h"
+#include "codegen/exec/Executor.h"
+#include "codegen/llvm/Jit.h"
+#include "codegen/llvm/LLVMCodegen.h"
+#include "codegen/plan/Plan.h"
+#include "codegen/transforms/PlanPassManager.h"
 #include "frontend/AST.h"
 #include "ir/Diagnostics.h"
 #include "ir/Evaluate.h"
@@ -75,6 +77,8 @@ struct RunFlags {
   std::string checkpoint, resume;
   int64_t checkpointEvery = 10;
   codegen::PlanOptions plan;
+  /// --print-after, --verify-each, --time-passes for the plan's steps.
+  passes::PassManagerOptions passOptions;
 };
 
 /// The processes of a data-parallel run (null: a plain run).
@@ -148,19 +152,21 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   std::string error;
   const ir::Value *partitioned = gComm ? rt::partitionPlate(module, error) : nullptr;
   codegen::PlanOptions planOptions = flags.plan;
-  planOptions.partitionedPlate = partitioned;
+  int64_t &l2CacheBytes = planOptions.lowering.l2CacheBytes;
+  planOptions.lowering.partitionedPlate = partitioned;
   // The L2 the plan is sized to: --l2-cache, else the checkpoint's being
   // resumed, else this machine's; process 0's for every process.
-  if (planOptions.l2CacheBytes <= 0 && !flags.resume.empty())
-    planOptions.l2CacheBytes = codegen::Checkpointer::recordedL2CacheBytes(flags.resume);
-  if (planOptions.l2CacheBytes <= 0)
-    planOptions.l2CacheBytes = codegen::hostL2CacheBytes();
+  if (l2CacheBytes <= 0 && !flags.resume.empty())
+    l2CacheBytes = codegen::Checkpointer::recordedL2CacheBytes(flags.resume);
+  if (l2CacheBytes <= 0)
+    l2CacheBytes = codegen::hostL2CacheBytes();
   if (gComm) {
-    std::string bytes = std::to_string(planOptions.l2CacheBytes);
+    std::string bytes = std::to_string(l2CacheBytes);
     gComm->broadcastFromRoot(bytes);
-    planOptions.l2CacheBytes = std::stoll(bytes);
+    l2CacheBytes = std::stoll(bytes);
   }
-  std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(module, evaluation, *data, true, diags, planOptions);
+  std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(module, evaluation, *data, true, diags, planOptions,
+                                                           flags.passOptions, &llvm::outs(), &llvm::errs());
   data.reset(); // the plan holds the data it reads
   if (!everyoneOk(plan != nullptr) || !plan)
     return 1;
@@ -348,11 +354,14 @@ int main(int argc, char **argv) {
   app.add_option("-p,--param", paramFlags, "set a model parameter: -p NAME=VALUE (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--passes", pipeline, "run these passes instead of the default pipeline (a,b,c)");
-  app.add_flag("--print-after-all", pmOptions.printAfterAll, "print the IR after every pass");
-  app.add_option("--print-after", printAfter, "print the IR after the named pass (repeatable)")
+  app.add_flag("--print-after-all", pmOptions.printAfterAll,
+               "print the IR after every pass (and the plan after its lowering and every transformation)");
+  app.add_option("--print-after", printAfter,
+                 "print the IR after the named pass, or the plan after the named plan transformation or 'lower' "
+                 "(repeatable)")
       ->allow_extra_args(false);
-  app.add_flag("--verify-each", pmOptions.verifyEach, "verify the IR after every pass");
-  app.add_flag("--time-passes", pmOptions.timePasses, "print the time each pass took");
+  app.add_flag("--verify-each", pmOptions.verifyEach, "verify the IR after every pass (and the plan after every step)");
+  app.add_flag("--time-passes", pmOptions.timePasses, "print the time each pass (and plan step) took");
   RunFlags run;
   app.add_option("--iters", run.run.maxIterations, "maximum number of iterations (default 100)")
       ->check(CLI::Range(int64_t(1), int64_t(100000000)));
@@ -376,8 +385,14 @@ int main(int argc, char **argv) {
                  "from its start); checkpoints go on there unless --checkpoint names another directory");
   std::vector<std::string> disabledPlanOpts;
   app.add_option("--disable-plan-opt", disabledPlanOpts,
-                 "skip a transformation of the plan (repeatable): " + codegen::PlanOptions::names())
+                 "skip a transformation of the plan, or a choice of its lowering (repeatable): " +
+                     codegen::PlanOptions::names())
       ->allow_extra_args(false);
+  std::string planPipeline;
+  app.add_option("--plan-passes", planPipeline,
+                 "run these plan transformations, in this order, instead of all of them (a,b,c; empty: none; "
+                 "codegen/transforms/PlanPipeline.cpp lists them)")
+      ->expected(0, 1);
   std::string l2Cache;
   app.add_option("--l2-cache", l2Cache,
                  "the per-core L2 cache the plan's blocking is sized to (bytes, or with K or M: 2M); default: "
@@ -417,6 +432,25 @@ int main(int argc, char **argv) {
     if (!run.plan.disable(name))
       return usageError("--disable-plan-opt: no plan transformation '" + name + "' (" +
                         codegen::PlanOptions::names() + ")");
+  if (app.count("--plan-passes")) {
+    codegen::PlanPassManager check;
+    if (!check.addPipeline(planPipeline, error))
+      return usageError("--plan-passes: " + error);
+    run.plan.pipeline = planPipeline;
+  }
+  {
+    // --print-after names a pass of either level; a plan step needs a plan.
+    std::vector<std::string_view> known = codegen::planPassNames();
+    for (const passes::PassInfo &p : passes::registeredPasses())
+      known.push_back(p.name);
+    if (!passes::checkPrintAfter(pmOptions, known, error))
+      return usageError(error);
+    std::vector<std::string_view> planOnly = codegen::planPassNames();
+    for (const std::string &n : printAfter)
+      if (std::find(planOnly.begin(), planOnly.end(), n) != planOnly.end() && binding.files.empty())
+        return usageError("--print-after=" + n + " prints the plan, which needs --infer FILE");
+  }
+  run.passOptions = pmOptions;
   if (app.count("--l2-cache")) {
     const char last = l2Cache.empty() ? '\0' : l2Cache.back();
     const int64_t unit = last == 'K' ? 1 << 10 : last == 'M' ? 1 << 20 : 1;
@@ -424,7 +458,7 @@ int main(int argc, char **argv) {
     if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos ||
         std::stoll(digits) == 0)
       return usageError("--l2-cache: '" + l2Cache + "' is not a size (bytes, or a number with K or M: 2M)");
-    run.plan.l2CacheBytes = std::stoll(digits) * unit;
+    run.plan.lowering.l2CacheBytes = std::stoll(digits) * unit;
   }
   if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
     return usageError("--emit=" + emit + " needs --infer FILE");

@@ -2,9 +2,11 @@
 // against closed forms (conjugate models: the posterior is exact and the
 // ELBO equals the log evidence), published values (Infer.NET, BayesPy) and
 // the reference interpreter (JIT = interpreter on every example).
-#include "codegen/Executor.h"
-#include "codegen/Jit.h"
-#include "codegen/Plan.h"
+#include "codegen/exec/Executor.h"
+#include "codegen/llvm/Jit.h"
+#include "codegen/llvm/LLVMCodegen.h"
+#include "codegen/plan/Plan.h"
+#include "codegen/transforms/PlanPassManager.h"
 #include "ir/Diagnostics.h"
 #include "ir/Evaluate.h"
 #include "ir/IR.h"
@@ -98,15 +100,8 @@ struct FitOptions {
   bool localRestart = false;
   passes::PassContext::LocalSchedule localSchedule = passes::PassContext::LocalSchedule::Plain;
   double localTolerance = 0;
-  bool productForm = true;
-  bool batchStatistics = true;
-  bool rowFission = true;
-  bool fuseNormalizers = true;
-  bool prefetch = true;
-  bool batchLogs = true;
-  bool blockRows = true;
-  bool columnFission = true;
-  bool shareLgamma = true;
+  /// Plan transformations and lowering choices turned off (--disable-plan-opt names).
+  std::vector<std::string> disabled;
   int threads = 1;
 };
 
@@ -142,17 +137,12 @@ std::unique_ptr<Fit> fit(const std::string &model, const std::vector<std::string
   if (!pm.run(*f->module, ctx, llvm::nulls(), llvm::nulls()))
     return f;
   codegen::PlanOptions planOptions;
-  planOptions.productForm = o.productForm;
-  planOptions.batchStatistics = o.batchStatistics;
-  planOptions.rowFission = o.rowFission;
-  planOptions.fuseNormalizers = o.fuseNormalizers;
-  planOptions.prefetch = o.prefetch;
-  planOptions.batchLogs = o.batchLogs;
-  planOptions.blockRows = o.blockRows;
-  planOptions.columnFission = o.columnFission;
-  planOptions.shareLgamma = o.shareLgamma;
-  planOptions.l2CacheBytes = 2 << 20; // the same plans on every machine
-  f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, planOptions);
+  for (const std::string &name : o.disabled)
+    EXPECT_TRUE(planOptions.disable(name)) << name;
+  planOptions.lowering.l2CacheBytes = 2 << 20; // the same plans on every machine
+  passes::PassManagerOptions checks;
+  checks.verifyEach = true; // every plan of every test passes the plan verifier
+  f->plan = codegen::buildPlan(*f->module, *f->eval, *f->data, true, *f->diags, planOptions, checks);
   if (!f->plan)
     return f;
   if (o.engine == "jit")
@@ -440,7 +430,7 @@ TEST(Inference, OldFaithfulFullCovarianceHasTwoClusters) {
     EXPECT_LT(f->stats("precision", k)[1], 0.0);
 }
 
-// codegen/BatchStatistics.cpp: the data-plate sums of a full-covariance
+// codegen/transforms/BatchStatistics.cpp: the data-plate sums of a full-covariance
 // mixture as weighted moments and moment products give the iterations of the
 // call-per-(datum, case) plan, to rounding, on 64-dimensional digits.
 TEST(Inference, BatchedGaussianStatisticsEqualPerDatumCalls) {
@@ -450,7 +440,7 @@ TEST(Inference, BatchedGaussianStatisticsEqualPerDatumCalls) {
   o.run.maxIterations = 8;
   o.run.tolerance = 0;
   auto batched = fit(readAll(examplePath("gaussian_mixture_full.ppl")), {examplePath("data/digits_counts.csv")}, o);
-  o.batchStatistics = false;
+  o.disabled.push_back("batch-statistics");
   auto perDatum = fit(readAll(examplePath("gaussian_mixture_full.ppl")), {examplePath("data/digits_counts.csv")}, o);
   ASSERT_TRUE(batched->ok) << batched->error;
   ASSERT_TRUE(perDatum->ok) << perDatum->error;
@@ -576,7 +566,7 @@ TEST(Inference, JitEqualsInterpreterOnEveryExample) {
   }
 }
 
-// codegen/RowKernelFission.cpp: statistics and entropies of all rows after
+// codegen/transforms/RowKernelFission.cpp: statistics and entropies of all rows after
 // the loop give the same posteriors as one row per iteration of it (the ELBO
 // terms summed in another order), on one thread and on two; and it applies
 // (the mixtures' indicators and the documents' topic mixes).
@@ -587,7 +577,7 @@ TEST(Inference, RowKernelFissionKeepsEveryExamplesIterations) {
       SCOPED_TRACE(ex.model + " threads " + std::to_string(threads));
       FitOptions o = exampleOptions(ex, threads);
       auto whole = fit(readAll(examplePath(ex.model)), ex.files, o);
-      o.rowFission = false;
+      o.disabled.push_back("row-fission");
       auto perRow = fit(readAll(examplePath(ex.model)), ex.files, o);
       ASSERT_TRUE(whole->ok) << whole->error;
       ASSERT_TRUE(perRow->ok) << perRow->error;
@@ -599,7 +589,7 @@ TEST(Inference, RowKernelFissionKeepsEveryExamplesIterations) {
   EXPECT_GE(hoisted, 6u);
 }
 
-// codegen/ProductNormalizerFusion.cpp: products normalized and sent on in
+// codegen/transforms/ProductNormalizerFusion.cpp: products normalized and sent on in
 // one call (rows never stored; a factor common to a sum multiplied in after
 // it) give the same traces and posteriors as the three calls with stored
 // rows, on one thread and on two; and it applies (LDA's sweeps and refresh).
@@ -614,7 +604,7 @@ TEST(Inference, ProductNormalizerFusionKeepsEveryExamplesIterations) {
       o.localIterations = 3;
       o.localRestart = true;
       auto fused = fit(readAll(examplePath(ex.model)), ex.files, o);
-      o.fuseNormalizers = false;
+      o.disabled.push_back("fuse-normalizers");
       auto stored = fit(readAll(examplePath(ex.model)), ex.files, o);
       ASSERT_TRUE(fused->ok) << fused->error;
       ASSERT_TRUE(stored->ok) << stored->error;
@@ -631,7 +621,7 @@ TEST(Inference, ProductNormalizerFusionKeepsEveryExamplesIterations) {
   EXPECT_GE(scattered, 1u);
 }
 
-// codegen/LogBatching.cpp: the refresh's log normalizers summed after the
+// codegen/transforms/LogBatching.cpp: the refresh's log normalizers summed after the
 // loop change the ELBO's rounding only, and no posterior (bitwise).
 TEST(Inference, LogBatchingChangesOnlyTheElbosRounding) {
   size_t batched = 0;
@@ -642,7 +632,7 @@ TEST(Inference, LogBatchingChangesOnlyTheElbosRounding) {
     o.localIterations = 3;
     o.localRestart = true;
     auto after = fit(readAll(examplePath(ex.model)), ex.files, o);
-    o.batchLogs = false;
+    o.disabled.push_back("batch-logs");
     auto inLoop = fit(readAll(examplePath(ex.model)), ex.files, o);
     ASSERT_TRUE(after->ok && inLoop->ok) << after->error << inLoop->error;
     batched += codegen::printPlan(*after->plan).find("ppc_weighted_log_sum") != std::string::npos;
@@ -651,7 +641,7 @@ TEST(Inference, LogBatchingChangesOnlyTheElbosRounding) {
   EXPECT_GE(batched, 1u);
 }
 
-// codegen/RowPrefetch.cpp: prefetching the rows later tokens read changes
+// codegen/transforms/RowPrefetch.cpp: prefetching the rows later tokens read changes
 // no value (bitwise), and applies to tables of 4 MiB or more.
 TEST(Inference, RowPrefetchChangesNoValue) {
   FitOptions o;
@@ -665,7 +655,7 @@ TEST(Inference, RowPrefetchChangesNoValue) {
   std::string model = readAll(examplePath("lda.ppl"));
   std::vector<std::string> files = {examplePath("data/ap_small_d200_w500.csv")};
   auto with = fit(model, files, o);
-  o.prefetch = false;
+  o.disabled.push_back("prefetch");
   auto without = fit(model, files, o);
   ASSERT_TRUE(with->ok && without->ok) << with->error << without->error;
   EXPECT_NE(codegen::printPlan(*with->plan).find("ppc_prefetch_row"), std::string::npos);
@@ -673,7 +663,7 @@ TEST(Inference, RowPrefetchChangesNoValue) {
   expectSameRun(*with, *without, 0, 0, /*withScratch=*/false);
 }
 
-// codegen/RowBlocking.cpp: running the documents in batches, their tokens by
+// codegen/transforms/RowBlocking.cpp: running the documents in batches, their tokens by
 // blocks of the topic tables' rows, reorders sums only (LDA's sweep and the
 // Dirichlet-multinomial mixture's counts, 8 MiB tables: V = 10,000,
 // K = 100; one local sweep, the plain sweep of bench/lda_sweep.py). On one
@@ -729,7 +719,7 @@ TEST(Inference, RowBlockingReordersOnlySums) {
         o.engine = engine;
         std::string model = readAll(examplePath(c.model));
         auto blocked = fit(model, {c.file}, o);
-        o.blockRows = false;
+        o.disabled.push_back("block-rows");
         auto inOrder = fit(model, {c.file}, o);
         ASSERT_TRUE(blocked->ok && inOrder->ok) << blocked->error << inOrder->error;
         std::string plan = codegen::printPlan(*blocked->plan);
@@ -741,7 +731,7 @@ TEST(Inference, RowBlockingReordersOnlySums) {
   }
 }
 
-// codegen/ColumnFission.cpp: the topics' datum-major counts added to their
+// codegen/transforms/ColumnFission.cpp: the topics' datum-major counts added to their
 // rows by tiles (V = 2000, K = 100: a 1.6 MB table) give the same run, entry
 // by entry the same additions; on one thread and two, JIT and interpreter.
 TEST(Inference, ColumnFissionChangesNothing) {
@@ -771,7 +761,7 @@ TEST(Inference, ColumnFissionChangesNothing) {
         o.engine = engine;
         std::string model = readAll(examplePath(modelFile));
         auto split = fit(model, {file}, o);
-        o.columnFission = false;
+        o.disabled.push_back("column-fission");
         auto strided = fit(model, {file}, o);
         ASSERT_TRUE(split->ok && strided->ok) << split->error << strided->error;
         EXPECT_NE(codegen::printPlan(*split->plan).find("ppc_axpy_transposed"), std::string::npos);
@@ -780,7 +770,7 @@ TEST(Inference, ColumnFissionChangesNothing) {
       }
 }
 
-// codegen/LgammaSharing.cpp: a Dirichlet's entropy from the log normalizers
+// codegen/transforms/LgammaSharing.cpp: a Dirichlet's entropy from the log normalizers
 // its statistics stored gives every example the same statistics bit for bit
 // and the same ELBO but for the order of its sums; JIT and interpreter.
 TEST(Inference, LgammaSharingChangesOnlyTheElboRounding) {
@@ -791,7 +781,7 @@ TEST(Inference, LgammaSharingChangesOnlyTheElboRounding) {
       FitOptions o = exampleOptions(ex);
       o.engine = engine;
       auto withSharing = fit(readAll(examplePath(ex.model)), ex.files, o);
-      o.shareLgamma = false;
+      o.disabled.push_back("share-lgamma");
       auto without = fit(readAll(examplePath(ex.model)), ex.files, o);
       ASSERT_TRUE(withSharing->ok && without->ok) << withSharing->error << without->error;
       if (codegen::printPlan(*withSharing->plan).find("ppc_dirichlet_entropy_lognorm_n") != std::string::npos)
@@ -867,7 +857,7 @@ TEST(Inference, ProductFormEqualsSoftmaxOfMessages) {
   std::string model = readAll(examplePath("lda.ppl"));
   std::vector<std::string> files = {examplePath("data/ap_small_d200_w500.csv")};
   auto product = fit(model, files, o);
-  o.productForm = false;
+  o.disabled.push_back("product-form");
   auto softmax = fit(model, files, o);
   ASSERT_TRUE(product->ok && softmax->ok) << product->error << softmax->error;
   bool usesProducts = false;
@@ -1020,7 +1010,7 @@ TEST(Inference, MixtureOfUnigramsClustersFollowTheirDefinition) {
 }
 
 // ParallelRunner::chunkStarts: chunks at equal shares of the elements'
-// cumulative cost (codegen/ChunkBalancing.cpp), at the boundary nearest each
+// cumulative cost (codegen/transforms/ChunkBalancing.cpp), at the boundary nearest each
 // share; without costs, equal counts.
 TEST(Inference, ChunksSplitAtEqualCost) {
   using codegen::ParallelRunner;

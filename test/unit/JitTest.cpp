@@ -1,6 +1,6 @@
 // The JIT session: compiled code calls the runtime's kernels, is optimized for
 // the host, and is released when the module is dropped.
-#include "codegen/Jit.h"
+#include "codegen/llvm/Jit.h"
 #include "runtime/Special.h"
 
 #include <cmath>

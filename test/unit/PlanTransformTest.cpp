@@ -1,11 +1,14 @@
 // Plan transformations on hand-built plans: what each one may and may not
-// change (codegen/ProductNormalizerFusion.cpp's liveness of the rows it
+// change (codegen/transforms/ProductNormalizerFusion.cpp's liveness of the rows it
 // stops storing). The examples' end-to-end agreement is in InferenceTest.cpp.
-#include "codegen/Plan.h"
+#include "codegen/transforms/PlanPassManager.h"
+#include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
 #include <gtest/gtest.h>
+#include <llvm/Support/raw_ostream.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -300,7 +303,7 @@ TEST(ProductNormalizerFusion, AMessageIntoAFactorsOwnBufferStaysUnfused) {
   EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
 }
 
-// codegen/RowPrefetch.cpp: a table of 4 MiB or more read at a datum's row
+// codegen/transforms/RowPrefetch.cpp: a table of 4 MiB or more read at a datum's row
 // gets that row prefetched 16 data ahead (32-byte rows); small tables not.
 TEST(RowPrefetch, PrefetchesTheRowOfTheDatumAhead) {
   ProductPlan pp;
@@ -315,7 +318,7 @@ TEST(RowPrefetch, PrefetchesTheRowOfTheDatumAhead) {
   EXPECT_EQ(plan.find("&counts[0], 4)"), std::string::npos) << plan;
 }
 
-// codegen/LogBatching.cpp: the log normalizers of a loop whose weights are
+// codegen/transforms/LogBatching.cpp: the log normalizers of a loop whose weights are
 // w[i] are summed after it from &w[0].
 TEST(LogBatching, SumsTheWeightedLogsAfterTheLoop) {
   ProductPlan pp;
@@ -341,7 +344,7 @@ TEST(LogBatching, SumsTheWeightedLogsAfterTheLoop) {
   EXPECT_NE(plan.find("elbo += ppc_weighted_log_sum(3, &normalizers[0], &w[0])"), std::string::npos) << plan;
 }
 
-// codegen/RowBlocking.cpp on two elements of a parallel loop, each with its
+// codegen/transforms/RowBlocking.cpp on two elements of a parallel loop, each with its
 // data (x, offsets o, sizes n) in a data loop that scatters the element's
 // private row into the rows of a large table (4-double rows: blocks of
 // 25,600 rows; x up to 80,000: four blocks).
@@ -463,7 +466,7 @@ TEST(RowBlocking, BlocksGrowWithTheCache) {
   EXPECT_EQ(blocks->ints, (std::vector<int64_t>{0, 3, 5, 0, 2, 4}));
 }
 
-// codegen/ColumnFission.cpp: parallel for k < 4 { zero eta[k]; eta[k] +=
+// codegen/transforms/ColumnFission.cpp: parallel for k < 4 { zero eta[k]; eta[k] +=
 // column k of the datum-major B (V x 4); stats(eta[k]) }, V = 65536 (2 MiB).
 struct ColumnPlan {
   ProductPlan pp;
@@ -584,7 +587,7 @@ TEST(ColumnFission, LeavesLoopsItCannotSplit) {
   EXPECT_EQ(codegen::splitColumnSums(shifted.p), 0);
 }
 
-// codegen/LgammaSharing.cpp: parallel for k < 4 { zero eta[k]; eta[k] +=
+// codegen/transforms/LgammaSharing.cpp: parallel for k < 4 { zero eta[k]; eta[k] +=
 // F[k] }; parallel for k < 4 { stats(eta[k]) } in the iteration block, and
 // parallel for k < 4 { elbo += entropy(eta[k], stats[k]) } in the ELBO block.
 struct EntropyPlan {
@@ -648,7 +651,7 @@ TEST(LgammaSharing, TheStatisticsStoreTheLogNormalizersTheEntropyReads) {
 }
 
 TEST(LgammaSharing, CallsOnAllRowsAtOnce) {
-  // After codegen/RowKernelFission.cpp: one call on the 4 rows in each block.
+  // After codegen/transforms/RowKernelFission.cpp: one call on the 4 rows in each block.
   EntropyPlan ep;
   ep.p.blocks[Plan::Iteration].push_back(ep.update());
   ep.p.blocks[Plan::Iteration].push_back(ep.statsCall(-1, K));
@@ -741,7 +744,7 @@ TEST(LgammaSharing, LeavesEntropiesWhoseParametersMayHaveChanged) {
   unchanged(shifted, "other rows at each k");
 }
 
-// codegen/ChunkBalancing.cpp: the element loop's cumulative cost, 8 per
+// codegen/transforms/ChunkBalancing.cpp: the element loop's cumulative cost, 8 per
 // element plus its data (5 and 4); a loop without data loops gets none.
 TEST(ChunkBalancing, CostsTheElementsByTheirData) {
   BlockedPlan bp({0, 26000, 26001, 52000, 80000, 1, 27000, 60000, 79000});
@@ -757,3 +760,142 @@ TEST(ChunkBalancing, CostsTheElementsByTheirData) {
 }
 
 } // namespace
+
+// codegen/transforms/ProductIdentityFolding.cpp: `fill 1; mul a; mul b` on one
+// row becomes `mul2 a b`; a fill of another value, or a multiply into another
+// row, is left alone.
+TEST(ProductIdentityFolding, FoldsTheIdentityAndTwoFactorsIntoOneCall) {
+  ProductPlan pp;
+  Plan &p = pp.p;
+  auto fill = [&](double v, int32_t dst) {
+    return pp.call("ppc_fill", {pp.k(), pp.num(p.doubleConst(v), Arg::Kind::Double), pp.ptr(dst, pp.row(1))});
+  };
+  auto mul = [&](int32_t src, int32_t dst) {
+    return pp.call("ppc_mul_n", {pp.k(), pp.ptr(src, p.intConst(0)), pp.ptr(dst, pp.row(1))});
+  };
+  p.blocks[Plan::Iteration].push_back(
+      pp.loop(1, N, {fill(1.0, pp.F), mul(pp.a, pp.F), mul(pp.t, pp.F), fill(2.0, pp.S), mul(pp.a, pp.S),
+                     fill(1.0, pp.u), mul(pp.a, pp.F)}));
+  p.loopVars = 2;
+  EXPECT_EQ(codegen::foldProductIdentities(p), 2);
+  const std::vector<Stmt> &body = p.blocks[Plan::Iteration][0].body;
+  ASSERT_EQ(body.size(), 5u) << pp.printed();
+  EXPECT_EQ(body[0].kernel->name, "ppc_mul2_n");
+  EXPECT_EQ(body[0].args[1].buffer, pp.a);
+  EXPECT_EQ(body[0].args[2].buffer, pp.t);
+  EXPECT_EQ(body[0].args[3].buffer, pp.F);
+  EXPECT_EQ(body[1].kernel->name, "ppc_fill"); // fill 2: not the identity
+  EXPECT_EQ(body[2].kernel->name, "ppc_mul_n");
+  EXPECT_EQ(body[3].kernel->name, "ppc_fill"); // the next multiply goes to another row
+  EXPECT_EQ(body[4].kernel->name, "ppc_mul_n");
+  std::string error;
+  EXPECT_TRUE(codegen::verifyPlan(p, error)) << error;
+}
+
+// codegen/plan/PlanVerifier.cpp: a well-formed plan passes; each kind of
+// breakage is caught and named.
+TEST(PlanVerifier, CatchesEachKindOfBrokenPlan) {
+  auto broken = [](const std::function<void(ProductPlan &)> &breakIt) {
+    ProductPlan pp;
+    pp.inElementLoop({});
+    std::string error;
+    EXPECT_TRUE(codegen::verifyPlan(pp.p, error)) << error;
+    breakIt(pp);
+    error.clear();
+    EXPECT_FALSE(codegen::verifyPlan(pp.p, error)) << pp.printed();
+    return error;
+  };
+  auto innerCall = [](ProductPlan &pp) -> Stmt & { return pp.p.blocks[Plan::Iteration][0].body[0].body[0]; };
+  EXPECT_NE(broken([&](ProductPlan &pp) { innerCall(pp).args.pop_back(); }).find("3 arguments for a kernel of 4"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) { innerCall(pp).args[0] = pp.num(pp.p.doubleConst(4), Arg::Kind::Double); })
+                .find("a double where the kernel takes 'l'"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) { innerCall(pp).args[3].expr = pp.row(7); }).find("i7 is read outside its loop"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) { innerCall(pp).args[1].buffer = 99; }).find("a pointer into #99"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) { pp.p.blocks[Plan::Iteration][0].parallel = false; })
+                .find("has per-thread buffers, costs or processes but is not parallel"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) { pp.p.blocks[Plan::Iteration][0].body[0].var = 0; })
+                .find("nested in a loop of the same variable"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) {
+              Stmt &c = innerCall(pp);
+              c.result = Stmt::Result::Elbo; // ppc_mul2_n returns nothing
+            }).find("its result is used but the kernel returns 'v'"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) {
+              Stmt exit;
+              exit.kind = Stmt::Kind::ExitBelow;
+              exit.buffer = pp.flag;
+              exit.index = pp.p.intConst(0);
+              pp.p.blocks[Plan::Final].push_back(exit);
+            }).find("final block: an exit outside any loop"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) { pp.p.buffers[size_t(pp.a)].doubles = {1.0}; })
+                .find("buffer a has 1 initial values for 4 entries"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) {
+              Stmt z = pp.zero(pp.t, pp.p.loadDouble(pp.w, pp.p.intConst(0)), K);
+              pp.p.blocks[Plan::Init].push_back(z);
+            }).find("a floating-point expression where an integer one is needed"),
+            std::string::npos);
+}
+
+// codegen/transforms/PlanPassManager.h: pipelines by name, in the order given;
+// counts of changes in the timing report; --verify-each names the step that
+// broke the plan.
+TEST(PlanPassManager, RunsTheNamedTransformationsInOrderAndChecksEachStep) {
+  codegen::PlanPassManager pm;
+  std::string error;
+  EXPECT_FALSE(pm.addPipeline("fold-products,nosuch", error));
+  EXPECT_NE(error.find("unknown plan transformation 'nosuch'; available plan transformations: fold-products "),
+            std::string::npos)
+      << error;
+  EXPECT_TRUE(pm.addPipeline("", error));
+  EXPECT_TRUE(pm.passes().empty());
+  ASSERT_TRUE(pm.addPipeline("parallel-zero,fold-products", error)) << error;
+  ASSERT_EQ(pm.passes().size(), 2u);
+  EXPECT_EQ(pm.passes()[0]->name, "parallel-zero");
+  EXPECT_EQ(pm.passes()[1]->name, "fold-products");
+  // Every registered transformation is in the default pipeline, once, in the registry's order.
+  codegen::PlanPassManager all;
+  ASSERT_TRUE(all.addPipeline(codegen::defaultPlanPipeline(), error)) << error;
+  ASSERT_EQ(all.passes().size(), codegen::registeredPlanPasses().size());
+  for (size_t i = 0; i < all.passes().size(); ++i)
+    EXPECT_EQ(all.passes()[i], &codegen::registeredPlanPasses()[i]);
+
+  codegen::PlanOptions options;
+  EXPECT_TRUE(options.disable("product-form"));
+  EXPECT_FALSE(options.lowering.productForm);
+  EXPECT_TRUE(options.disable("prefetch"));
+  EXPECT_TRUE(options.disabled.count("prefetch"));
+  EXPECT_FALSE(options.disable("lower")); // the lowering itself is not optional
+
+  // A transformation that breaks the plan is caught right after it, by name.
+  passes::PassManagerOptions verify;
+  verify.verifyEach = true;
+  verify.timePasses = true;
+  codegen::PlanPassManager checked(verify);
+  static const codegen::PlanPassInfo breaker{"breaker", "drops a kernel argument", [](Plan &p) {
+                                               p.blocks[Plan::Iteration][0].body[0].body[0].args.pop_back();
+                                               return 1;
+                                             }};
+  ASSERT_TRUE(checked.addPipeline("fold-products", error));
+  checked.addPass(breaker);
+  ProductPlan pp;
+  pp.inElementLoop({});
+  std::string dump;
+  llvm::raw_string_ostream dumpOS(dump);
+  EXPECT_FALSE(checked.run(pp.p, dumpOS, error));
+  EXPECT_NE(error.find("the plan is invalid after 'breaker': iteration block: call of ppc_mul2_n: 3 arguments"),
+            std::string::npos)
+      << error;
+  std::string times;
+  llvm::raw_string_ostream timeOS(times);
+  checked.instrumentation().printTimes(timeOS, "Plan pass execution timing report");
+  EXPECT_NE(times.find("fold-products  (0 changes)"), std::string::npos) << times;
+  EXPECT_NE(times.find("breaker  (1 change)"), std::string::npos) << times;
+}

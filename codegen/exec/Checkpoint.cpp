@@ -1,0 +1,187 @@
+//===- codegen/exec/Checkpoint.cpp - saving and resuming a run ------------===//
+#include "codegen/exec/Checkpoint.h"
+
+#include "codegen/exec/Distributed.h"
+#include "codegen/exec/Executor.h"
+#include "runtime/Output.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace ppc::codegen {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char *kFormat = "ppc checkpoint 1";
+
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+bool readWhole(const std::string &path, std::string &out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+} // namespace
+
+Checkpointer::Checkpointer(std::string dir, const Inference &inference, Communicator *comm)
+    : dir_(std::move(dir)), inference_(inference), comm_(comm), fingerprint_(fnv1a(printPlan(inference.plan()))) {}
+
+std::string Checkpointer::statePath(int64_t iteration, int rank) const {
+  return (fs::path(dir_) / ("state-" + std::to_string(iteration) + "-" + std::to_string(rank) + ".bin")).string();
+}
+
+bool Checkpointer::prepare(std::string &error) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec || !fs::is_directory(dir_, ec)) {
+    error = "cannot use '" + dir_ + "' for checkpoints: " + (ec ? ec.message() : "it is not a directory");
+    return false;
+  }
+  return true;
+}
+
+bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::string &error) {
+  int rank = comm_ ? comm_->rank() : 0, ranks = comm_ ? comm_->size() : 1;
+  int64_t iteration = summary.iterations;
+  // Each process's state starts with its own plan's fingerprint (its part
+  // of the data differs); the manifest has process 0's.
+  std::string state(reinterpret_cast<const char *>(&fingerprint_), sizeof fingerprint_);
+  state += inference_.saveState();
+  bool ok = rt::writeFileAtomically(statePath(iteration, rank), state, error);
+  if (comm_ && !comm_->allOk(ok)) { // every part durable before the manifest names them
+    if (ok)
+      error = "another process could not write its checkpoint in '" + dir_ + "'";
+    return false;
+  }
+  if (!ok)
+    return false;
+  if (rank == 0) {
+    nlohmann::ordered_json j;
+    j["format"] = kFormat;
+    j["iteration"] = iteration;
+    j["processes"] = ranks;
+    j["fingerprint"] = hex(fingerprint_);
+    j["l2_cache_bytes"] = inference_.plan().l2CacheBytes; // a resume plans for it, on any machine
+    j["seed"] = seed;
+    j["elbo"] = summary.elbo;
+    j["time"] = summary.time;
+    ok = rt::writeFileAtomically((fs::path(dir_) / "checkpoint.json").string(), j.dump(1) + "\n", error);
+  }
+  if (comm_ && !comm_->allOk(ok)) {
+    if (ok)
+      error = "process 0 could not write the checkpoint manifest in '" + dir_ + "'";
+    return false;
+  }
+  if (!ok)
+    return false;
+  // The manifest names this iteration now: older states of this process go.
+  std::error_code ec;
+  std::string prefix = "state-", suffix = "-" + std::to_string(rank) + ".bin";
+  for (const auto &entry : fs::directory_iterator(dir_, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        entry.path() != fs::path(statePath(iteration, rank)))
+      fs::remove(entry.path(), ec);
+  }
+  return true;
+}
+
+int64_t Checkpointer::recordedL2CacheBytes(const std::string &dir) {
+  std::ifstream in(fs::path(dir) / "checkpoint.json");
+  if (!in)
+    return 0;
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("l2_cache_bytes") || !j["l2_cache_bytes"].is_number_integer())
+    return 0; // damaged or older: restore says so, or the fingerprint does
+  return j["l2_cache_bytes"].get<int64_t>();
+}
+
+bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64_t &seed, bool &found,
+                           std::string &error) {
+  int rank = comm_ ? comm_->rank() : 0, ranks = comm_ ? comm_->size() : 1;
+  found = false;
+  std::string manifestPath = (fs::path(dir_) / "checkpoint.json").string();
+  std::error_code ec;
+  if (!fs::exists(manifestPath, ec))
+    return true;
+  std::string text;
+  nlohmann::json j;
+  if (!readWhole(manifestPath, text)) {
+    error = "cannot read '" + manifestPath + "'";
+    return false;
+  }
+  try {
+    j = nlohmann::json::parse(text);
+    if (j.at("format").get<std::string>() != kFormat)
+      throw std::runtime_error("format");
+    int processes = j.at("processes").get<int>();
+    if (processes != ranks) {
+      error = "the checkpoint in '" + dir_ + "' was written by " + std::to_string(processes) +
+              (processes == 1 ? " process" : " processes") + "; resume it with " +
+              (processes == 1 ? std::string("a plain run (no mpirun)") : "mpirun -np " + std::to_string(processes));
+      return false;
+    }
+    std::string otherRun = "the checkpoint in '" + dir_ +
+                           "' belongs to another model, data or schedule options (its plan differs); resume with the "
+                           "command that wrote it (and its --l2-cache, if it gave one)";
+    if (rank == 0 && j.at("fingerprint").get<std::string>() != hex(fingerprint_)) {
+      error = otherRun;
+      return false;
+    }
+    int64_t iteration = j.at("iteration").get<int64_t>();
+    std::string state;
+    std::string path = statePath(iteration, rank);
+    if (!readWhole(path, state)) {
+      error = "the checkpoint in '" + dir_ + "' lacks '" + path + "'";
+      return false;
+    }
+    uint64_t written = 0;
+    if (state.size() < sizeof written) {
+      error = "'" + path + "' is truncated";
+      return false;
+    }
+    std::memcpy(&written, state.data(), sizeof written);
+    if (written != fingerprint_) {
+      error = otherRun;
+      return false;
+    }
+    state.erase(0, sizeof written);
+    if (!inference.restoreState(state, error)) {
+      error = "'" + path + "': " + error;
+      return false;
+    }
+    summary.elbo = j.at("elbo").get<std::vector<double>>();
+    summary.time = j.at("time").get<std::vector<double>>();
+    summary.iterations = iteration;
+    if (int64_t(summary.elbo.size()) != iteration || summary.time.size() != summary.elbo.size())
+      throw std::runtime_error("trace");
+    seed = j.at("seed").get<uint64_t>();
+  } catch (const std::exception &) {
+    error = "'" + manifestPath + "' is not a ppc checkpoint manifest (damaged?)";
+    return false;
+  }
+  found = true;
+  return true;
+}
+
+} // namespace ppc::codegen

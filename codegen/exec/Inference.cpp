@@ -1,0 +1,274 @@
+//===- codegen/exec/Inference.cpp - the state and the iterations ----------===//
+//
+// The variational state (the plan's buffers), initialization, iterations
+// to convergence with the ELBO checked, saving and restoring the state, and
+// the posteriors in their families' standard parameters.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/exec/Executor.h"
+
+#include "codegen/exec/Distributed.h"
+#include "ir/IR.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace ppc::codegen {
+
+Inference::Inference(const Plan &plan) : plan_(plan) {
+  doubles_.resize(plan.buffers.size());
+  ints_.resize(plan.buffers.size());
+  bases_.resize(plan.buffers.size());
+}
+
+void Inference::initialize(Engine &engine, uint64_t seed) {
+  // Buffers filled at bind time (data, plate sizes, constants) are only
+  // read by the plan: the state points at the plan's copy (one copy of the
+  // data in memory, not two).
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const Buffer &buf = plan_.buffers[b];
+    if (buf.isInt) {
+      if (!buf.ints.empty()) {
+        bases_[b] = const_cast<int64_t *>(buf.ints.data());
+        continue;
+      }
+      ints_[b].assign(size_t(buf.size), 0);
+      bases_[b] = ints_[b].data();
+    } else {
+      if (!buf.doubles.empty()) {
+        bases_[b] = const_cast<double *>(buf.doubles.data());
+        continue;
+      }
+      doubles_[b].assign(size_t(buf.size), 0.0);
+      bases_[b] = doubles_[b].data();
+    }
+  }
+  // The init block draws the gate conditions' random initial posteriors.
+  if (plan_.seedBuffer >= 0)
+    ints_[size_t(plan_.seedBuffer)][0] = static_cast<int64_t>(seed);
+  if (plan_.localRestart >= 0)
+    doubles_[size_t(plan_.localRestart)][0] = 1.0;
+  engine.runBlock(Plan::Init, bases_.data());
+}
+
+double Inference::iterate(Engine &engine) {
+  elboInIteration_ = engine.runBlock(Plan::Iteration, bases_.data());
+  return elbo(engine);
+}
+
+void Inference::finish(Engine &engine) { engine.runBlock(Plan::Final, bases_.data()); }
+
+double Inference::elbo(Engine &engine) { return elboInIteration_ + engine.runBlock(Plan::Elbo, bases_.data()); }
+
+bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summary,
+                    const std::function<void(const IterationReport &)> &progress, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  double previous = summary.elbo.empty() ? 0 : summary.elbo.back();
+  double earlier = summary.time.empty() ? 0 : summary.time.back(); // seconds before a resumed run
+  for (int64_t it = summary.iterations + 1; it <= opts.maxIterations; ++it) {
+    double value = iterate(engine);
+    double seconds = earlier + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    IterationReport r;
+    r.iteration = it;
+    r.elbo = value;
+    r.seconds = seconds;
+    r.change = it == 1 ? 0 : (value - previous) / std::max(std::abs(value), 1e-300);
+    summary.elbo.push_back(value);
+    summary.time.push_back(seconds);
+    summary.iterations = it;
+    if (progress)
+      progress(r);
+    if (!std::isfinite(value)) {
+      error = "the ELBO is not finite at iteration " + std::to_string(it) +
+              " (a posterior became improper: check priors and data)";
+      return false;
+    }
+    if (it > 1 && r.change < -opts.decreaseTolerance) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "the ELBO decreased at iteration %lld: %.17g -> %.17g (relative %.3g); variational message "
+                    "passing never decreases it, so this is a bug in ppc",
+                    static_cast<long long>(it), previous, value, r.change);
+      error = buf;
+      return false;
+    }
+    if (it > 1 && std::abs(r.change) < opts.tolerance) {
+      summary.converged = true;
+      previous = value;
+      break;
+    }
+    previous = value;
+    if (opts.interrupt && opts.interrupt->load())
+      break;
+    if (it > 1 && plan_.localRestart >= 0 && std::abs(r.change) < opts.restartUntil)
+      doubles_[size_t(plan_.localRestart)][0] = 0.0; // from now on, strict coordinate ascent
+    if (opts.afterIteration && !opts.afterIteration(summary, error))
+      return false;
+  }
+  finish(engine);
+  summary.inferenceSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
+}
+
+namespace {
+constexpr char kStateMagic[8] = {'P', 'P', 'C', 'S', 'T', 'A', 'T', '1'};
+} // namespace
+
+std::string Inference::saveState() const {
+  std::string out(kStateMagic, sizeof kStateMagic);
+  auto put = [&](const void *p, size_t n) { out.append(static_cast<const char *>(p), n); };
+  put(&elboInIteration_, sizeof elboInIteration_);
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    // Every buffer, in order, so that a state fits only its plan; memos
+    // (restored empty) as their size alone.
+    uint64_t n = plan_.buffers[b].isInt ? ints_[b].size() : doubles_[b].size();
+    if (plan_.buffers[b].memo) {
+      put(&n, sizeof n);
+      continue;
+    }
+    put(&n, sizeof n);
+    if (plan_.buffers[b].isInt)
+      put(ints_[b].data(), n * sizeof(int64_t));
+    else
+      put(doubles_[b].data(), n * sizeof(double));
+  }
+  return out;
+}
+
+bool Inference::restoreState(const std::string &bytes, std::string &error) {
+  size_t at = 0;
+  auto get = [&](void *p, size_t n) {
+    if (bytes.size() - at < n)
+      return false;
+    std::memcpy(p, bytes.data() + at, n);
+    at += n;
+    return true;
+  };
+  char magic[sizeof kStateMagic];
+  double elbo = 0;
+  if (!get(magic, sizeof magic) || std::memcmp(magic, kStateMagic, sizeof magic) != 0 || !get(&elbo, sizeof elbo)) {
+    error = "not a ppc state (a damaged checkpoint?)";
+    return false;
+  }
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    bool isInt = plan_.buffers[b].isInt;
+    uint64_t n = 0;
+    uint64_t expected = isInt ? ints_[b].size() : doubles_[b].size();
+    if (!get(&n, sizeof n) || n != expected) {
+      error = "the state does not fit this plan (buffer " + plan_.buffers[b].name + ")";
+      return false;
+    }
+    if (plan_.buffers[b].memo)
+      continue; // not saved: emptied below
+    if (!(isInt ? get(ints_[b].data(), n * sizeof(int64_t)) : get(doubles_[b].data(), n * sizeof(double)))) {
+      error = "the state is truncated (buffer " + plan_.buffers[b].name + ")";
+      return false;
+    }
+  }
+  if (at != bytes.size()) {
+    error = "the state does not fit this plan (extra bytes)";
+    return false;
+  }
+  for (size_t b = 0; b < plan_.buffers.size(); ++b)
+    if (plan_.buffers[b].memo)
+      std::fill(doubles_[b].begin(), doubles_[b].end(), 0.0);
+  elboInIteration_ = elbo;
+  return true;
+}
+
+std::vector<std::string> Inference::adoptMatchingState(const Inference &old) {
+  auto isState = [](const Buffer &b) { return b.doubles.empty() && b.ints.empty() && !b.memo; };
+  std::map<std::string, size_t> byName;
+  for (size_t b = 0; b < old.plan_.buffers.size(); ++b)
+    if (isState(old.plan_.buffers[b]))
+      byName[old.plan_.buffers[b].name] = b;
+  std::vector<bool> copied(plan_.buffers.size(), false);
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const Buffer &buf = plan_.buffers[b];
+    auto it = byName.find(buf.name);
+    if (!isState(buf) || it == byName.end())
+      continue;
+    const Buffer &from = old.plan_.buffers[it->second];
+    if (from.isInt != buf.isInt || from.size != buf.size)
+      continue;
+    if (buf.isInt)
+      ints_[b] = old.ints_[it->second];
+    else
+      doubles_[b] = old.doubles_[it->second];
+    bases_[b] = buf.isInt ? static_cast<void *>(ints_[b].data()) : static_cast<void *>(doubles_[b].data());
+    copied[b] = true;
+  }
+  // Memos describe this plan's own earlier calls (its init block may have
+  // filled them from other values than those adopted): start them empty.
+  for (size_t b = 0; b < plan_.buffers.size(); ++b)
+    if (plan_.buffers[b].memo)
+      std::fill(doubles_[b].begin(), doubles_[b].end(), 0.0);
+  elboInIteration_ = 0;
+  std::vector<std::string> kept;
+  for (const Posterior &post : plan_.posteriors)
+    if (!post.scratch && copied[size_t(post.eta)] && copied[size_t(post.stats)])
+      kept.push_back(post.variable->name);
+  return kept;
+}
+
+std::vector<rt::PosteriorTable> Inference::posteriors() const {
+  std::vector<rt::PosteriorTable> out;
+  for (const Posterior &post : plan_.posteriors) {
+    if (post.scratch)
+      continue; // rows of the last element only
+    rt::PosteriorTable t;
+    t.variable = post.variable->name;
+    t.family = post.family;
+    t.dimension = post.dimension;
+    const std::vector<double> &eta = doubles_[size_t(post.eta)], &stats = doubles_[size_t(post.stats)];
+    for (int64_t e = 0; e < post.elements; ++e) {
+      const double *n = eta.data() + e * post.width, *s = stats.data() + e * post.width;
+      switch (post.family) {
+      case Family::Dirichlet:
+      case Family::Beta:
+        for (int64_t k = 0; k < post.width; ++k)
+          t.values.push_back(n[k] + 1);
+        break;
+      case Family::Categorical:
+      case Family::Bernoulli:
+        for (int64_t k = 0; k < post.width; ++k)
+          t.values.push_back(s[k]);
+        break;
+      case Family::Gamma:
+        t.values.push_back(n[1] + 1);
+        t.values.push_back(-n[0]);
+        break;
+      case Family::Gaussian: {
+        double tau = -2 * n[1];
+        t.values.push_back(n[0] / tau);
+        t.values.push_back(1 / tau);
+        break;
+      }
+      case Family::Poisson: t.values.push_back(std::exp(n[0])); break;
+      case Family::MvGaussian: { // from the statistics (E x, E x x^T)
+        const int64_t D = post.dimension;
+        for (int64_t i = 0; i < D; ++i)
+          t.values.push_back(s[i]);
+        for (int64_t i = 0; i < D; ++i)
+          for (int64_t j = 0; j < D; ++j)
+            t.values.push_back(s[D + i * D + j] - s[i] * s[j]);
+        break;
+      }
+      case Family::Wishart: { // dof = 2 eta2 + D + 1, scale = E[L] / dof
+        const int64_t D = post.dimension;
+        const double dof = 2 * n[D * D] + double(D + 1);
+        t.values.push_back(dof);
+        for (int64_t i = 0; i < D * D; ++i)
+          t.values.push_back(s[i] / dof);
+        break;
+      }
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+} // namespace ppc::codegen

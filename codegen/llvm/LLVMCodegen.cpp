@@ -1,0 +1,402 @@
+//===- codegen/llvm/LLVMCodegen.cpp - plan -> LLVM IR -> ORC JIT ----------===//
+//
+// Each block of the plan becomes one function
+//
+//   double ppc_block_<name>(ptr %buffers)
+//
+// whose loops are LLVM loops over i64 induction variables, whose kernel calls
+// are direct calls to the runtime (resolved by the JIT session's symbol
+// table, declared with the kernel's C signature) and which returns the sum
+// of its ELBO terms. Buffer base pointers are loaded once at entry. The
+// kernels' bitcode is linked into the module, so LLVM's O3 pipeline inlines
+// them into the plate loops, hoists the index arithmetic and vectorizes for
+// the host CPU.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/exec/Executor.h"
+#include "codegen/llvm/Jit.h"
+#include "codegen/llvm/LLVMCodegen.h"
+#include "runtime/Symbols.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+// The runtime's kernels as LLVM bitcode (runtime/CMakeLists.txt).
+extern const unsigned char ppc_runtime_bitcode[];
+extern const unsigned long ppc_runtime_bitcode_size;
+
+namespace ppc::codegen {
+namespace {
+
+/// Links the definitions of the kernels the module calls from the runtime's
+/// bitcode, as private copies, so that O3 inlines them into the loops and
+/// vectorizes them for the host. Kernels without bitcode (those built on
+/// Eigen) stay calls to the precompiled runtime.
+constexpr unsigned kInlineLimit = 200;
+/// The section runtime/VecMath.h's PPC_ROW_KERNEL puts kernels in, in the bitcode.
+constexpr llvm::StringLiteral kPrecompiledSection = ".text.ppc.precompiled";
+
+bool linkRuntimeKernels(llvm::Module &m, std::string &error) {
+  llvm::MemoryBufferRef buffer(
+      llvm::StringRef(reinterpret_cast<const char *>(ppc_runtime_bitcode), ppc_runtime_bitcode_size),
+      "runtime_kernels.bc");
+  auto runtime = llvm::parseBitcodeFile(buffer, m.getContext());
+  if (!runtime) {
+    error = "internal: cannot read the runtime's bitcode: " + llvm::toString(runtime.takeError());
+    return false;
+  }
+  m.setDataLayout((*runtime)->getDataLayout());
+  m.setTargetTriple((*runtime)->getTargetTriple());
+  // Compiled for the baseline CPU; the JIT's target machine decides.
+  for (llvm::Function &f : **runtime) {
+    f.removeFnAttr("target-cpu");
+    f.removeFnAttr("target-features");
+    f.removeFnAttr("tune-cpu");
+    // PPC_ROW_KERNEL (runtime/VecMath.h): call the precompiled kernel, built
+    // for the CPU's vector width, rather than compile the body here.
+    if (!f.isDeclaration() && f.getSection() == kPrecompiledSection) {
+      f.deleteBody();
+      f.setSection("");
+      f.setComdat(nullptr);
+    }
+  }
+  if (llvm::Linker::linkModules(m, std::move(*runtime), llvm::Linker::LinkOnlyNeeded)) {
+    error = "internal: cannot link the runtime's bitcode";
+    return false;
+  }
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && !f.getName().starts_with("ppc_block_")) {
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+      // Large kernels (a row of special functions: a Dirichlet's statistics,
+      // entropy) do enough work per call to be called: optimized once, not
+      // at every call site (compile latency).
+      if (f.getInstructionCount() > kInlineLimit && !f.hasFnAttribute(llvm::Attribute::AlwaysInline))
+        f.addFnAttr(llvm::Attribute::NoInline);
+    }
+  for (llvm::GlobalVariable &g : m.globals())
+    if (!g.isDeclaration())
+      g.setLinkage(llvm::GlobalValue::InternalLinkage);
+  return true;
+}
+
+class Emitter {
+public:
+  /// `runner`: the engine's parallel-loop runner, whose address the code
+  /// passes back to ppc_parallel_loop; null: parallel loops run in sequence.
+  Emitter(const Plan &p, llvm::LLVMContext &ctx, llvm::Module &m, ParallelRunner *runner)
+      : p_(p), ctx_(ctx), m_(m), b_(ctx), runner_(runner) {}
+
+  llvm::Function *emitBlock(Plan::BlockId block) {
+    auto *fnType = llvm::FunctionType::get(b_.getDoubleTy(), {b_.getPtrTy()}, false);
+    auto *fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage,
+                                      std::string("ppc_block_") + Plan::kBlockNames[block], m_);
+    fn->getArg(0)->setName("buffers");
+    fn->addParamAttr(0, llvm::Attribute::NoAlias);
+    vars_.assign(size_t(p_.loopVars) + 1, nullptr);
+    runOnce_ = block == Plan::Init || block == Plan::Final;
+    bool parallel = false;
+    for (const Stmt &s : p_.blocks[block])
+      parallel = parallel || (s.kind == Stmt::Kind::Loop && s.parallel && runner_);
+    enter(fn, 0, !parallel);
+    emit(p_.blocks[block]);
+    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    return fn;
+  }
+
+private:
+  /// Blocks that run once are not worth optimizing (compile latency); the
+  /// kernels they call are optimized copies.
+  static void runOnceOnly(llvm::Function *fn) {
+    fn->addFnAttr(llvm::Attribute::OptimizeNone);
+    fn->addFnAttr(llvm::Attribute::NoInline);
+  }
+
+  /// Starts emitting the code of `wrapper` (arguments: the buffer table,
+  /// then `extra` i64s). The wrapper loads the buffers' addresses and calls
+  /// an internal implementation that takes each buffer as its own `noalias`
+  /// argument (then the table and the i64s): the buffers are distinct
+  /// allocations, and saying so lets LLVM vectorize the inlined kernels'
+  /// loops without runtime alias checks. Not for a block that runs parallel
+  /// loops: their bodies reach the same buffers through the table, behind
+  /// the block's back. Emission continues in the implementation, whose
+  /// argument 0 is the table and 1.. the i64s.
+  void enter(llvm::Function *wrapper, unsigned extra, bool noAlias) {
+    size_t n = p_.buffers.size();
+    std::vector<llvm::Type *> params{b_.getPtrTy()};
+    params.insert(params.end(), extra, b_.getInt64Ty());
+    params.insert(params.end(), n, b_.getPtrTy());
+    auto *impl = llvm::Function::Create(llvm::FunctionType::get(b_.getDoubleTy(), params, false),
+                                        llvm::Function::InternalLinkage, wrapper->getName() + ".body", m_);
+    for (size_t i = 0; i < n; ++i) {
+      if (noAlias)
+        impl->addParamAttr(unsigned(1 + extra + i), llvm::Attribute::NoAlias);
+      impl->getArg(unsigned(1 + extra + i))->setName(p_.buffers[i].name);
+    }
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", wrapper));
+    std::vector<llvm::Value *> args{wrapper->getArg(0)};
+    for (unsigned i = 0; i < extra; ++i)
+      args.push_back(wrapper->getArg(1 + i));
+    for (size_t i = 0; i < n; ++i)
+      args.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), wrapper->getArg(0), i)));
+    b_.CreateRet(b_.CreateCall(impl, args));
+    if (runOnce_) {
+      runOnceOnly(wrapper);
+      runOnceOnly(impl);
+    }
+    fn_ = impl;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", impl));
+    elbo_ = b_.CreateAlloca(b_.getDoubleTy(), nullptr, "elbo");
+    b_.CreateStore(llvm::ConstantFP::get(b_.getDoubleTy(), 0.0), elbo_);
+    bases_.assign(n, nullptr);
+    for (size_t i = 0; i < n; ++i)
+      bases_[i] = impl->getArg(unsigned(1 + extra + i));
+  }
+
+  /// A parallel loop: its body becomes `double ppc_loop_<n>(ptr buffers,
+  /// i64 begin, i64 end)`, which the runner calls on each thread's chunk with
+  /// that thread's buffer table; the block adds the returned ELBO terms.
+  void emitParallelLoop(const Stmt &s) {
+    int64_t id = int64_t(runner_->loops.size());
+    runner_->loops.push_back(&s);
+    llvm::Value *bound = intExpr(s.bound);
+    auto *type = llvm::FunctionType::get(b_.getDoubleTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()}, false);
+    auto *body = llvm::Function::Create(type, llvm::Function::InternalLinkage, "ppc_loop_" + std::to_string(id), m_);
+    // Emit the outlined function, then come back.
+    llvm::Function *outerFn = fn_;
+    llvm::AllocaInst *outerElbo = elbo_;
+    std::vector<llvm::Value *> outerBases = bases_;
+    std::vector<llvm::BasicBlock *> outerExits;
+    outerExits.swap(exits_);
+    auto ip = b_.saveIP();
+    enter(body, 2, /*noAlias=*/true); // parallel loops do not nest
+    emitLoopRange(s, fn_->getArg(1), fn_->getArg(2));
+    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    fn_ = outerFn;
+    elbo_ = outerElbo;
+    bases_ = outerBases;
+    exits_.swap(outerExits);
+    b_.restoreIP(ip);
+    auto *runnerPtr = b_.CreateIntToPtr(b_.getInt64(reinterpret_cast<uint64_t>(runner_)), b_.getPtrTy());
+    auto callee = m_.getOrInsertFunction(
+        "ppc_parallel_loop", llvm::FunctionType::get(b_.getDoubleTy(),
+                                                     {b_.getPtrTy(), b_.getInt64Ty(), b_.getPtrTy(),
+                                                      b_.getInt64Ty(), b_.getPtrTy()},
+                                                     false));
+    llvm::Value *r = b_.CreateCall(callee, {runnerPtr, b_.getInt64(uint64_t(id)), fn_->getArg(0), bound, body});
+    b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(b_.getDoubleTy(), elbo_), r), elbo_);
+  }
+
+  llvm::Value *intExpr(ExprId id) {
+    const Expr &e = p_.exprs[size_t(id)];
+    switch (e.kind) {
+    case Expr::Kind::IntConst: return b_.getInt64(uint64_t(e.value));
+    case Expr::Kind::LoopVar: return vars_[size_t(e.var)];
+    case Expr::Kind::AddInt: return b_.CreateAdd(intExpr(e.a), intExpr(e.b), "", /*NUW=*/false, /*NSW=*/true);
+    case Expr::Kind::MulInt: return b_.CreateMul(intExpr(e.a), intExpr(e.b), "", false, true);
+    case Expr::Kind::LoadInt:
+      return b_.CreateLoad(b_.getInt64Ty(), b_.CreateInBoundsGEP(b_.getInt64Ty(), bases_[size_t(e.buffer)], intExpr(e.a)));
+    default: return b_.getInt64(0);
+    }
+  }
+  llvm::Value *doubleExpr(ExprId id) {
+    if (id == kNoExpr)
+      return llvm::ConstantFP::get(b_.getDoubleTy(), 1.0);
+    const Expr &e = p_.exprs[size_t(id)];
+    switch (e.kind) {
+    case Expr::Kind::DoubleConst: return llvm::ConstantFP::get(b_.getDoubleTy(), e.number);
+    case Expr::Kind::LoadDouble:
+      return b_.CreateLoad(b_.getDoubleTy(), b_.CreateInBoundsGEP(b_.getDoubleTy(), bases_[size_t(e.buffer)], intExpr(e.a)));
+    case Expr::Kind::IntToDouble: return b_.CreateSIToFP(intExpr(e.a), b_.getDoubleTy());
+    case Expr::Kind::AddDouble: return b_.CreateFAdd(doubleExpr(e.a), doubleExpr(e.b));
+    case Expr::Kind::MulDouble: return b_.CreateFMul(doubleExpr(e.a), doubleExpr(e.b));
+    case Expr::Kind::SubDouble: return b_.CreateFSub(doubleExpr(e.a), doubleExpr(e.b));
+    default: return b_.CreateSIToFP(intExpr(id), b_.getDoubleTy());
+    }
+  }
+
+  llvm::Type *typeOf(char c) {
+    switch (c) {
+    case 'v': return b_.getVoidTy();
+    case 'i': return b_.getInt32Ty();
+    case 'l': return b_.getInt64Ty();
+    case 'd': return b_.getDoubleTy();
+    default: return b_.getPtrTy();
+    }
+  }
+
+  llvm::FunctionCallee kernel(const rt::RuntimeSymbol &sym) {
+    std::vector<llvm::Type *> params;
+    for (char c : sym.signature.substr(1))
+      params.push_back(typeOf(c));
+    auto *type = llvm::FunctionType::get(typeOf(sym.signature[0]), params, false);
+    return m_.getOrInsertFunction(llvm::StringRef(sym.name.data(), sym.name.size()), type);
+  }
+
+  llvm::Value *element(int32_t buffer, ExprId index) {
+    llvm::Type *t = p_.buffers[size_t(buffer)].isInt ? b_.getInt64Ty() : b_.getDoubleTy();
+    return b_.CreateInBoundsGEP(t, bases_[size_t(buffer)], intExpr(index));
+  }
+
+  void emit(const std::vector<Stmt> &body) {
+    for (const Stmt &s : body) {
+      switch (s.kind) {
+      case Stmt::Kind::Loop: emitLoop(s); break;
+      case Stmt::Kind::Zero:
+        b_.CreateMemSet(element(s.buffer, s.index), b_.getInt8(0), uint64_t(s.count) * sizeof(double),
+                        llvm::MaybeAlign(8));
+        break;
+      case Stmt::Kind::Call: emitCall(s); break;
+      case Stmt::Kind::ExitBelow: {
+        llvm::Value *v = b_.CreateLoad(b_.getDoubleTy(), element(s.buffer, s.index));
+        auto *cont = llvm::BasicBlock::Create(ctx_, "continue", fn_);
+        b_.CreateCondBr(b_.CreateFCmpOLT(v, llvm::ConstantFP::get(b_.getDoubleTy(), s.threshold)), exits_.back(), cont);
+        b_.SetInsertPoint(cont);
+        break;
+      }
+      }
+    }
+  }
+
+  void emitLoop(const Stmt &s) {
+    if (s.parallel && runner_) {
+      emitParallelLoop(s);
+      return;
+    }
+    emitLoopRange(s, b_.getInt64(0), intExpr(s.bound));
+  }
+
+  void emitLoopRange(const Stmt &s, llvm::Value *start, llvm::Value *bound) {
+    llvm::BasicBlock *pre = b_.GetInsertBlock();
+    auto *header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+    auto *bodyBlock = llvm::BasicBlock::Create(ctx_, "body", fn_);
+    auto *exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, "i" + std::to_string(s.var));
+    i->addIncoming(start, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, bound), bodyBlock, exit);
+    b_.SetInsertPoint(bodyBlock);
+    llvm::Value *saved = vars_[size_t(s.var)];
+    vars_[size_t(s.var)] = i;
+    if (s.batch) {
+      // The batch's size: min(batch, bound - i).
+      llvm::Value *left = b_.CreateSub(bound, i, "", false, true);
+      vars_[size_t(s.batchVar)] =
+          b_.CreateSelect(b_.CreateICmpSLT(left, b_.getInt64(uint64_t(s.batch))), left, b_.getInt64(uint64_t(s.batch)));
+    }
+    exits_.push_back(exit);
+    emit(s.body);
+    exits_.pop_back();
+    vars_[size_t(s.var)] = saved;
+    llvm::Value *next = b_.CreateAdd(i, b_.getInt64(uint64_t(s.batch ? s.batch : 1)), "", true, true);
+    i->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+  }
+
+  void emitCall(const Stmt &s) {
+    std::vector<llvm::Value *> args;
+    for (const Arg &a : s.args) {
+      switch (a.kind) {
+      case Arg::Kind::Int: args.push_back(intExpr(a.expr)); break;
+      case Arg::Kind::Double: args.push_back(doubleExpr(a.expr)); break;
+      case Arg::Kind::Null: args.push_back(llvm::ConstantPointerNull::get(b_.getPtrTy())); break;
+      case Arg::Kind::Pointer: args.push_back(element(a.buffer, a.expr)); break;
+      case Arg::Kind::TempPointer: {
+        llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        llvm::AllocaInst *tmp = entry.CreateAlloca(b_.getDoubleTy());
+        b_.CreateStore(doubleExpr(a.expr), tmp);
+        args.push_back(tmp);
+        break;
+      }
+      }
+    }
+    llvm::CallInst *call = b_.CreateCall(kernel(*s.kernel), args);
+    if (s.result == Stmt::Result::Discard)
+      return;
+    llvm::Value *r = call;
+    if (!r->getType()->isDoubleTy())
+      r = b_.CreateSIToFP(r, b_.getDoubleTy());
+    if (s.scale != kNoExpr)
+      r = b_.CreateFMul(doubleExpr(s.scale), r);
+    llvm::Value *slot = s.result == Stmt::Result::Elbo ? static_cast<llvm::Value *>(elbo_) : element(s.buffer, s.index);
+    llvm::Value *old = b_.CreateLoad(b_.getDoubleTy(), slot);
+    b_.CreateStore(s.result == Stmt::Result::SlotProduct ? b_.CreateFMul(old, r) : b_.CreateFAdd(old, r), slot);
+  }
+
+  const Plan &p_;
+  llvm::LLVMContext &ctx_;
+  llvm::Module &m_;
+  llvm::IRBuilder<> b_;
+  llvm::Function *fn_ = nullptr;
+  llvm::AllocaInst *elbo_ = nullptr;
+  std::vector<llvm::Value *> bases_, vars_;
+  std::vector<llvm::BasicBlock *> exits_; ///< exit blocks of the enclosing loops
+  ParallelRunner *runner_ = nullptr;
+  bool runOnce_ = false; ///< emitting the init or final block
+};
+
+std::unique_ptr<llvm::Module> buildModule(const Plan &plan, llvm::LLVMContext &ctx, ParallelRunner *runner) {
+  auto m = std::make_unique<llvm::Module>("ppc_plan", ctx);
+  Emitter e(plan, ctx, *m, runner);
+  for (int b = 0; b < Plan::NumBlocks; ++b)
+    e.emitBlock(Plan::BlockId(b));
+  return m;
+}
+
+class JitEngine final : public Engine {
+public:
+  explicit JitEngine(const Plan &plan) : Engine(plan) {}
+  double runBlock(Plan::BlockId block, void *const *buffers) override { return fns_[block](buffers); }
+  std::string_view name() const override { return "jit"; }
+
+  CompiledModule code;
+  double (*fns_[Plan::NumBlocks])(void *const *) = {};
+};
+
+} // namespace
+
+std::string planToLLVMText(const Plan &plan) {
+  llvm::LLVMContext ctx;
+  auto m = buildModule(plan, ctx, nullptr);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m->print(os, nullptr);
+  return text;
+}
+
+std::unique_ptr<Engine> createJitEngine(const Plan &plan, JitSession &session, std::string *optimizedIR,
+                                        std::string &error) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto engine = std::make_unique<JitEngine>(plan);
+  auto m = buildModule(plan, *ctx, &engine->parallel);
+  if (!linkRuntimeKernels(*m, error))
+    return nullptr;
+  std::string verify;
+  llvm::raw_string_ostream vs(verify);
+  if (llvm::verifyModule(*m, &vs)) {
+    error = "internal: generated LLVM IR does not verify: " + verify;
+    return nullptr;
+  }
+  engine->code = session.add(std::move(m), std::move(ctx), error, optimizedIR);
+  if (!engine->code.live())
+    return nullptr;
+  for (int b = 0; b < Plan::NumBlocks; ++b) {
+    void *addr = engine->code.lookup(std::string("ppc_block_") + Plan::kBlockNames[b]);
+    if (!addr) {
+      error = std::string("internal: the JIT has no function for block ") + Plan::kBlockNames[b];
+      return nullptr;
+    }
+    engine->fns_[b] = reinterpret_cast<double (*)(void *const *)>(addr);
+  }
+  return engine;
+}
+
+} // namespace ppc::codegen

@@ -1,0 +1,334 @@
+//===- codegen/plan/KernelCalls.cpp - runtime kernel calls ------------------===//
+//
+// Kernel calls are marshalled from a per-kernel argument pattern (the call
+// signature column of the catalogue): the pattern names, for each kernel
+// parameter, which factor argument supplies it and in what form. The
+// pattern is checked against the kernel's C signature.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanBuilder.h"
+
+#include "runtime/Symbols.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace ppc::codegen::lowering {
+
+namespace {
+/// Argument patterns: one token per kernel parameter.
+///   D<i>  int64: the dimension of argument i (K of a Dirichlet/Categorical)
+///   1     int64 1 (one element of an _n kernel)
+///   S<i>  pointer: expected statistics of argument i (a constant's point mass)
+///   N<i>  pointer: natural parameters of argument i
+///   V<i>  double: argument i's value (constant, data) or first statistic (E x)
+///   X<i>  pointer: argument i's data (double); I<i>: the same as int64
+///   A<i>  pointer: D0 copies of constant argument i (a Dirichlet's alpha)
+///   0     null pointer (no parent index array: the parent row is the one given)
+///   W     pointer: the observation's weight (times the gate weight for messages), null if 1
+///   w     double: the gate weight
+///   d     pointer: the destination (the message's accumulator row)
+struct Pattern {
+  std::string_view kernel, tokens;
+};
+constexpr Pattern kPatterns[] = {
+    // messages
+    {"ppc_dirichlet_probs_avglog", "D0 A1 w d"},
+    {"ppc_beta_p_avglog", "V1 V2 w d"},
+    {"ppc_categorical_sample_avglog", "D0 S1 w d"},
+    {"ppc_categorical_probs_avglog", "D1 S0 w d"},
+    {"ppc_categorical_probs_avglog_obs_n", "1 D1 I0 0 W d"},
+    {"ppc_bernoulli_sample_avglog", "S1 w d"},
+    {"ppc_bernoulli_p_avglog", "V0 w d"},
+    {"ppc_bernoulli_p_avglog_obs_n", "1 X0 0 W d"},
+    {"ppc_gamma_sample_avglog", "V1 S2 w d"},
+    {"ppc_gamma_rate_avglog", "V1 S0 w d"},
+    {"ppc_gamma_rate_avglog_obs_n", "1 V1 X0 0 W d"},
+    {"ppc_poisson_sample_avglog", "S1 w d"},
+    {"ppc_poisson_rate_avglog", "V0 w d"},
+    {"ppc_poisson_rate_avglog_obs_n", "1 X0 0 W d"},
+    {"ppc_gaussian_sample_avglog", "S1 S2 w d"},
+    {"ppc_gaussian_mean_avglog", "S0 S2 w d"},
+    {"ppc_gaussian_mean_avglog_obs_n", "1 X0 0 W S2 d"},
+    {"ppc_gaussian_precision_avglog", "S0 S1 w d"},
+    {"ppc_gaussian_precision_avglog_obs_n", "1 X0 0 W S1 d"},
+    {"ppc_mvgaussian_sample_avglog", "D0 S1 S2 w d"},
+    {"ppc_mvgaussian_mean_avglog", "D0 S0 S2 w d"},
+    {"ppc_mvgaussian_mean_avglog_obs_n", "1 D0 X0 0 W S2 d"},
+    {"ppc_mvgaussian_precision_avglog", "D0 S0 S1 w d"},
+    {"ppc_mvgaussian_precision_avglog_obs_n", "1 D0 X0 0 W S1 d"},
+    {"ppc_wishart_iso_sample_avglog", "D0 V1 V2 w d"},
+    // expected log densities (ELBO terms)
+    {"ppc_dirichlet_sym_avglogfactor", "D0 C1 S0"},
+    {"ppc_beta_avglogfactor", "V1 V2 S0"},
+    {"ppc_categorical_avglogfactor", "D0 S0 S1"},
+    {"ppc_categorical_avglogfactor_obs_n", "1 D1 I0 0 W S1"},
+    {"ppc_bernoulli_avglogfactor", "V0 S1"},
+    {"ppc_bernoulli_avglogfactor_obs_n", "1 X0 0 W S1"},
+    {"ppc_gamma_avglogfactor", "V1 S0 S2"},
+    {"ppc_gamma_avglogfactor_obs_n", "1 V1 X0 0 W S2"},
+    {"ppc_poisson_avglogfactor_obs_n", "1 X0 0 W S1"},
+    {"ppc_gaussian_avglogfactor", "S0 S1 S2"},
+    {"ppc_gaussian_avglogfactor_obs_n", "1 X0 0 W S1 S2"},
+    {"ppc_mvgaussian_avglogfactor", "D0 S0 S1 S2"},
+    {"ppc_mvgaussian_avglogfactor_obs_n", "1 D0 X0 0 W S1 S2"},
+    {"ppc_wishart_iso_avglogfactor", "D0 V1 V2 S0"},
+    // entropies
+    {"ppc_dirichlet_entropy_n", "1 D0 N0 S0"},
+    {"ppc_categorical_entropy_n", "1 D0 S0"},
+    {"ppc_bernoulli_entropy_n", "1 S0"},
+    {"ppc_gamma_entropy_n", "1 N0"},
+    {"ppc_gaussian_entropy_n", "1 N0"},
+    {"ppc_poisson_entropy_n", "1 N0"},
+    {"ppc_mvgaussian_entropy_n", "1 D0 N0"},
+    {"ppc_wishart_entropy_n", "1 D0 N0"},
+};
+
+const Pattern *findPattern(std::string_view kernel) {
+  for (const Pattern &p : kPatterns)
+    if (p.kernel == kernel)
+      return &p;
+  return nullptr;
+}
+} // namespace
+
+std::optional<KernelRole> roleOf(std::string_view kernel) {
+  for (const FamilySpec &fs : allFamilies()) {
+    const FactorOperators &ops = factorOperators(fs.family);
+    for (size_t a = 0; a < ops.toArgument.size(); ++a)
+      if (ops.toArgument[a].kernel == kernel || ops.toArgument[a].observedKernel == kernel)
+        return KernelRole{fs.family, KernelRole::Message, int(a)};
+    if (ops.elboKernel == kernel || ops.observedElboKernel == kernel)
+      return KernelRole{fs.family, KernelRole::Elbo, 0};
+  }
+  for (const FamilySpec &fs : allFamilies())
+    if (entropyKernel(fs.family) == kernel)
+      return KernelRole{fs.family, KernelRole::Entropy, 0};
+  return std::nullopt;
+}
+
+/// The statistics of a constant as the parent of parameter `param` of a
+/// `family` factor (point mass: the constant operators). A vector
+/// constant is c in each of `dimension` components, a matrix one c I.
+std::vector<double> PlanBuilder::pointMass(Family family, int param, double c, int64_t dimension) {
+  const FamilySpec &fs = familySpec(family);
+  Family parent = fs.params[param - 1].parents.empty() ? Family::Gaussian : fs.params[param - 1].parents[0];
+  const size_t D = size_t(dimension);
+  switch (parent) {
+  case Family::Gamma: return {c, std::log(c)};
+  case Family::Gaussian: return {c, c * c};
+  case Family::Beta: return {std::log(c), std::log1p(-c)};
+  case Family::MvGaussian: { // (E x, E x x^T)
+    std::vector<double> s(D, c);
+    s.resize(D + D * D, c * c);
+    return s;
+  }
+  case Family::Wishart: { // (E L, E log|L|)
+    std::vector<double> s(D * D + 1, 0.0);
+    for (size_t i = 0; i < D; ++i)
+      s[i * D + i] = c;
+    s[D * D] = double(dimension) * std::log(c);
+    return s;
+  }
+  default: return {c};
+  }
+}
+
+/// Builds the call of `kernel` with the factor's arguments `args` (indexed
+/// by argument, nullopt for the target), the gate weight, and the
+/// destination row (messages).
+std::optional<Stmt> PlanBuilder::marshal(std::string_view kernel, const KernelRole &role,
+                            const std::vector<std::optional<Source>> &args, ExprId gateWeight, ExprId repl,
+                            std::optional<std::pair<int32_t, ExprId>> dst, SourceRange where,
+                            bool *replUsed) {
+  if (replUsed)
+    *replUsed = false;
+  const rt::RuntimeSymbol *sym = rt::findRuntimeKernel(kernel);
+  const Pattern *pat = findPattern(kernel);
+  if (!sym || !pat) {
+    fail(where, "the code generator has no calling pattern for kernel " + std::string(kernel));
+    return std::nullopt;
+  }
+  Stmt call;
+  call.kind = Stmt::Kind::Call;
+  call.kernel = sym;
+  auto argOf = [&](char digit) -> const Source * {
+    size_t i = size_t(digit - '0');
+    if (i >= args.size() || !args[i]) {
+      fail(where, "internal: kernel " + std::string(kernel) + " reads argument " + std::to_string(i) +
+                      ", which the statement does not have");
+      return nullptr;
+    }
+    return &*args[i];
+  };
+  auto dimensionOf = [&](char digit) -> int64_t {
+    size_t i = size_t(digit - '0');
+    if (i < args.size() && args[i])
+      return args[i]->dimension;
+    if (role.kind == KernelRole::Message && int(i) == role.target && dst)
+      return targetDimension_;
+    fail(where, "internal: no dimension for argument " + std::to_string(i) + " of " + std::string(kernel));
+    return 1;
+  };
+  std::istringstream in{std::string(pat->tokens)};
+  std::string tok;
+  while (in >> tok && ok_) {
+    Arg a;
+    char c = tok[0];
+    switch (c) {
+    case '1':
+      a.kind = Arg::Kind::Int;
+      a.expr = p_.intConst(1);
+      break;
+    case '0':
+      a.kind = Arg::Kind::Null;
+      break;
+    case 'D':
+      a.kind = Arg::Kind::Int;
+      a.expr = p_.intConst(dimensionOf(tok[1]));
+      break;
+    case 'w':
+      a.kind = Arg::Kind::Double;
+      a.expr = times(gateWeight, repl) == kNoExpr ? p_.doubleConst(1) : times(gateWeight, repl);
+      break;
+    case 'd':
+      a.kind = Arg::Kind::Pointer;
+      a.buffer = dst->first;
+      a.expr = dst->second;
+      break;
+    case 'W': {
+      ExprId w = role.kind == KernelRole::Message ? times(gateWeight, repl) : repl;
+      if (replUsed)
+        *replUsed = true;
+      if (w == kNoExpr) {
+        a.kind = Arg::Kind::Null;
+      } else {
+        a.kind = Arg::Kind::TempPointer;
+        a.expr = w;
+      }
+      break;
+    }
+    default: {
+      const Source *s = argOf(tok[1]);
+      if (!s)
+        return std::nullopt;
+      int argIndex = tok[1] - '0';
+      if (c == 'S' || c == 'N') {
+        if (s->kind == Source::Latent) {
+          const Posterior &post = p_.posteriors[s->posterior];
+          a.kind = Arg::Kind::Pointer;
+          a.buffer = c == 'S' ? post.stats : post.eta;
+          a.expr = p_.mul(s->element, p_.intConst(post.width));
+          noteRead(s->posterior, where);
+        } else if (s->kind == Source::Constant && c == 'S' && argIndex > 0) {
+          a.kind = Arg::Kind::Pointer;
+          a.buffer = constantBuffer(pointMass(role.family, argIndex, s->value, dimensionOf('0')));
+          a.expr = p_.intConst(0);
+        } else {
+          fail(where, "the code generator cannot pass " + std::string(s->kind == Source::Data ? "data" : "a constant") +
+                          " as argument " + std::to_string(argIndex) + " of " + std::string(kernel));
+          return std::nullopt;
+        }
+      } else if (c == 'V') {
+        a.kind = Arg::Kind::Double;
+        if (s->kind == Source::Constant) {
+          a.expr = p_.doubleConst(s->value);
+        } else if (s->kind == Source::Latent) {
+          const Posterior &post = p_.posteriors[s->posterior];
+          a.expr = p_.loadDouble(post.stats, p_.mul(s->element, p_.intConst(post.width)));
+          noteRead(s->posterior, where);
+        } else {
+          a.expr = p_.loadDouble(dataBuffer(s->data, Data::Double), s->element);
+        }
+      } else if (c == 'X' || c == 'I') {
+        if (s->kind != Source::Data) {
+          fail(where, "internal: kernel " + std::string(kernel) + " expects data for argument " +
+                          std::to_string(argIndex));
+          return std::nullopt;
+        }
+        a.kind = Arg::Kind::Pointer;
+        a.buffer = dataBuffer(s->data, c == 'X' ? Data::Double : Data::Int);
+        a.expr = s->element;
+        if (s->data->type.kind == ir::TypeKind::Vector) // a row of `dimension` components
+          a.expr = p_.mul(s->element, p_.intConst(s->dimension));
+      } else if (c == 'C') { // a constant's value
+        if (s->kind != Source::Constant) {
+          fail(where, "internal: kernel " + std::string(kernel) + " expects a constant for argument " +
+                          std::to_string(argIndex));
+          return std::nullopt;
+        }
+        a.kind = Arg::Kind::Double;
+        a.expr = p_.doubleConst(s->value);
+      } else if (c == 'A') {
+        if (s->kind != Source::Constant) {
+          fail(where, "internal: kernel " + std::string(kernel) + " expects a constant for argument " +
+                          std::to_string(argIndex));
+          return std::nullopt;
+        }
+        a.kind = Arg::Kind::Pointer;
+        a.buffer = constantBuffer(std::vector<double>(size_t(dimensionOf('0')), s->value));
+        a.expr = p_.intConst(0);
+      } else {
+        fail(where, "internal: bad calling pattern token " + tok);
+        return std::nullopt;
+      }
+    }
+    }
+    call.args.push_back(a);
+  }
+  // The pattern must match the kernel's C signature.
+  std::string_view sig = sym->signature.substr(1);
+  bool match = sig.size() == call.args.size();
+  for (size_t i = 0; match && i < sig.size(); ++i) {
+    Arg::Kind k = call.args[i].kind;
+    char want = k == Arg::Kind::Int ? 'l' : k == Arg::Kind::Double ? 'd' : 'p';
+    match = sig[i] == want;
+  }
+  if (!match) {
+    fail(where, "internal: calling pattern of " + std::string(kernel) + " does not match its signature " +
+                    std::string(sym->signature));
+    return std::nullopt;
+  }
+  return call;
+}
+
+/// A call of the runtime kernel `kernel` (its result discarded).
+Stmt PlanBuilder::kernelCall(std::string_view kernel, std::vector<Arg> args, std::string note) {
+  Stmt c;
+  c.kind = Stmt::Kind::Call;
+  c.kernel = rt::findRuntimeKernel(kernel);
+  c.args = std::move(args);
+  c.note = std::move(note);
+  return c;
+}
+
+Arg PlanBuilder::exprArg(Arg::Kind kind, ExprId e) {
+  Arg a;
+  a.kind = kind;
+  a.expr = e;
+  return a;
+}
+
+Arg PlanBuilder::intArg(int64_t v) {
+  Arg a;
+  a.kind = Arg::Kind::Int;
+  a.expr = p_.intConst(v);
+  return a;
+}
+
+Arg PlanBuilder::doubleArg(double v) {
+  Arg a;
+  a.kind = Arg::Kind::Double;
+  a.expr = p_.doubleConst(v);
+  return a;
+}
+
+Arg PlanBuilder::ptrArg(int32_t buffer, ExprId index) {
+  Arg a;
+  a.kind = Arg::Kind::Pointer;
+  a.buffer = buffer;
+  a.expr = index;
+  return a;
+}
+
+} // namespace ppc::codegen::lowering

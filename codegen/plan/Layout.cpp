@@ -1,0 +1,258 @@
+//===- codegen/plan/Layout.cpp - buffers, plates, posteriors ----------------===//
+//
+// Where everything lives: a buffer per posterior (natural parameters and
+// statistics, one row per plate element), per message accumulator, per data
+// column and per constant; plates as sizes (constant) or CSR offsets
+// (ragged); a plate element's flat index as an expression over loop
+// variables. Scratch posteriors (one element of the nested plate at a time)
+// have the rows of that element's largest instance.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanBuilder.h"
+
+#include "ir/Evaluate.h"
+#include "ir/Printer.h"
+#include "runtime/Binding.h"
+
+#include <algorithm>
+
+namespace ppc::codegen::lowering {
+
+namespace {
+/// Doubles per element of a posterior of family `f` with dimension `k`.
+int64_t widthOf(Family f, int64_t k) {
+  switch (f) {
+  case Family::Dirichlet:
+  case Family::Categorical: return k;
+  case Family::Beta:
+  case Family::Gamma:
+  case Family::Gaussian: return 2;
+  case Family::Bernoulli:
+  case Family::Poisson: return 1;
+  case Family::MvGaussian: return k + k * k; // (Lambda mu, -Lambda/2) and (E x, E x x^T)
+  case Family::Wishart: return k * k + 1;    // (-S^-1/2, (nu-D-1)/2) and (E L, E log|L|)
+  }
+  return 0;
+}
+} // namespace
+
+int32_t PlanBuilder::addBuffer(std::string name, bool isInt, int64_t size) {
+  Buffer b;
+  b.name = std::move(name);
+  b.isInt = isInt;
+  b.size = size;
+  p_.buffers.push_back(std::move(b));
+  return static_cast<int32_t>(p_.buffers.size() - 1);
+}
+
+/// A constant buffer holding `values` (deduplicated).
+int32_t PlanBuilder::constantBuffer(const std::vector<double> &values) {
+  auto it = constants_.find(values);
+  if (it != constants_.end())
+    return it->second;
+  int32_t b = addBuffer("const." + std::to_string(constants_.size()), false, int64_t(values.size()));
+  p_.buffers[b].doubles = values;
+  constants_[values] = b;
+  return b;
+}
+
+const PlanBuilder::PlateInfo *PlanBuilder::plate(const Value *pl, SourceRange where) {
+  auto it = plates_.find(pl);
+  if (it != plates_.end())
+    return &it->second;
+  PlateInfo info;
+  auto known = ev_.plateSizes.find(pl);
+  auto bound = data_.plates.find(pl);
+  if (known != ev_.plateSizes.end()) {
+    info.size = known->second;
+  } else if (bound != data_.plates.end() && pl->dims.empty()) {
+    info.size = bound->second.sizes.empty() ? 0 : bound->second.sizes[0];
+  } else if (bound != data_.plates.end()) {
+    info.ragged = true;
+    info.sizes = addBuffer("sizes." + pl->name, true, int64_t(bound->second.sizes.size()));
+    p_.buffers[info.sizes].ints = bound->second.sizes;
+    info.offsets = addBuffer("offsets." + pl->name, true, int64_t(bound->second.offsets.size()));
+    p_.buffers[info.offsets].ints = bound->second.offsets;
+    info.total = bound->second.flattened();
+  } else {
+    fail(where, "plate %" + pl->name + " has no size: no data file gives its elements");
+    return nullptr;
+  }
+  return &plates_.emplace(pl, info).first->second;
+}
+
+/// Elements of an array over `dims` (flattened); of a scratch posterior,
+/// the rows of the largest element.
+int64_t PlanBuilder::elementCount(const std::vector<Value *> &dims, SourceRange where, bool scratch) {
+  if (scratch) {
+    const PlateInfo *pi = plate(dims[1], where);
+    if (!pi)
+      return 0;
+    if (!pi->ragged)
+      return pi->size;
+    const std::vector<int64_t> &sizes = p_.buffers[pi->sizes].ints;
+    return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+  }
+  int64_t n = 1;
+  for (const Value *d : dims) {
+    const PlateInfo *pi = plate(d, where);
+    if (!pi)
+      return 0;
+    n = pi->ragged ? pi->total : n * pi->size;
+  }
+  return n;
+}
+
+ExprId PlanBuilder::indexExpr(const Operand &o, const Env &env, SourceRange where) {
+  if (o.kind == Operand::Kind::Int)
+    return p_.intConst(o.intValue);
+  if (o.isValue()) {
+    auto it = env.find(o.value);
+    if (it != env.end())
+      return it->second;
+  }
+  fail(where, "cannot generate code for the index " + ir::toString(o));
+  return p_.intConst(0);
+}
+
+/// The flat element of `v[idx...]`; of a scratch posterior, the row
+/// within the current element.
+ExprId PlanBuilder::flatIndex(const std::vector<Value *> &dims, const std::vector<Operand> &idx, const Env &env,
+                 SourceRange where, bool scratch) {
+  if (scratch) {
+    if (idx.size() != 2) {
+      fail(where, "internal: a scratch posterior indexed with " + std::to_string(idx.size()) + " indices");
+      return p_.intConst(0);
+    }
+    return indexExpr(idx[1], env, where);
+  }
+  ExprId f = p_.intConst(0);
+  for (size_t j = 0; j < dims.size() && j < idx.size(); ++j) {
+    const PlateInfo *pi = plate(dims[j], where);
+    if (!pi)
+      return f;
+    ExprId i = indexExpr(idx[j], env, where);
+    if (pi->ragged) {
+      if (dims[j]->dims.size() != j) {
+        fail(where, "internal: plate %" + dims[j]->name + " is not nested in the plates before it");
+        return f;
+      }
+      f = p_.add(p_.loadInt(pi->offsets, f), i);
+    } else {
+      f = p_.add(p_.mul(f, p_.intConst(pi->size)), i);
+    }
+  }
+  if (idx.size() != dims.size())
+    fail(where, "internal: an array over " + std::to_string(dims.size()) + " plates used with " +
+                    std::to_string(idx.size()) + " indices");
+  return f;
+}
+
+/// The number of iterations of `for %i in %P[idx]`.
+ExprId PlanBuilder::loopBound(const Op &loop, const Env &env) {
+  const Operand &pl = loop.operands[0];
+  const PlateInfo *pi = plate(pl.value, loop.loc);
+  if (!pi)
+    return p_.intConst(0);
+  if (!pi->ragged)
+    return p_.intConst(pi->size);
+  return p_.loadInt(pi->sizes, flatIndex(pl.value->dims, pl.indices, env, loop.loc));
+}
+
+void PlanBuilder::collectGated(const Region &r) {
+  ir::walk(r, [&](const Op &op) {
+    if (op.kind == OpKind::GateExit)
+      for (size_t i = 1; i < op.operands.size(); ++i)
+        exitOf_[op.operands[i].value] = &op;
+  });
+}
+
+void PlanBuilder::collectPosteriors() {
+  ir::walk(*m_.messages, [&](const Op &op) {
+    if (op.kind != OpKind::Marginal)
+      return;
+    const Value *var = op.operands[0].value;
+    const Value *q = op.result();
+    Posterior post;
+    post.variable = var;
+    auto fam = ir::familyOf(var);
+    if (!fam) {
+      fail(op.loc, "internal: %" + var->name + " has no family");
+      return;
+    }
+    post.family = *fam;
+    if (var->type.hasDim())
+      post.dimension = dimValue(var->type.dim, op.loc);
+    if (post.family == Family::Beta)
+      post.dimension = 2;
+    post.width = widthOf(post.family, post.dimension);
+    if (post.width == 0) {
+      fail(op.loc, "the code generator does not support " + std::string(familySpec(post.family).spelling.empty()
+                                                                              ? "this family"
+                                                                              : familySpec(post.family).spelling) +
+                       " posteriors yet");
+      return;
+    }
+    post.scratch = scratchDims(q->dims);
+    post.elements = elementCount(q->dims, op.loc, post.scratch);
+    post.flatElements = post.scratch ? elementCount(q->dims, op.loc) : post.elements;
+    post.partitioned = partitioned_ && !q->dims.empty() && q->dims.front() == partitioned_;
+    post.eta = addBuffer(q->name + ".eta", false, post.elements * post.width);
+    post.stats = addBuffer(q->name + ".stats", false, post.elements * post.width);
+    posteriorOfQ_[q] = int(p_.posteriors.size());
+    posteriorOfVar_[var] = int(p_.posteriors.size());
+    p_.posteriors.push_back(post);
+  });
+  // Accumulators: one per message statement, shaped like its target.
+  ir::walk(*m_.messages, [&](const Op &op) {
+    if (op.kind != OpKind::Msg || !op.target)
+      return;
+    auto it = posteriorOfQ_.find(op.target->value);
+    if (it == posteriorOfQ_.end()) {
+      fail(op.loc, "internal: message to a value without a posterior");
+      return;
+    }
+    const Posterior &post = p_.posteriors[it->second];
+    accOf_[op.result()] = addBuffer(op.result()->name, false, post.elements * post.width);
+    if (op.evidence && randomInit_)
+      p_.posteriors[it->second].randomInit = true;
+  });
+}
+
+int64_t PlanBuilder::dimValue(const ir::Dim &d, SourceRange where) {
+  if (d.isConstant())
+    return d.constant;
+  if (auto v = ev_.valueOf(d.value))
+    return int64_t(*v);
+  fail(where, "the dimension %" + d.value->name + " has no value");
+  return 1;
+}
+
+int32_t PlanBuilder::dataBuffer(const Value *v, Data kind) {
+  auto key = std::make_pair(v, int(kind));
+  auto it = dataBuffers_.find(key);
+  if (it != dataBuffers_.end())
+    return it->second;
+  const rt::BoundVariable &bv = data_.variables.at(v);
+  int32_t b = -1;
+  switch (kind) {
+  case Data::Double:
+    b = addBuffer("data." + v->name, false, int64_t(bv.values.size()));
+    p_.buffers[b].doubles = bv.values;
+    break;
+  case Data::Int:
+    b = addBuffer("data." + v->name + ".int", true, int64_t(bv.values.size()));
+    p_.buffers[b].ints.reserve(bv.values.size());
+    for (double x : bv.values)
+      p_.buffers[b].ints.push_back(static_cast<int64_t>(x));
+    break;
+  case Data::Weight:
+    b = addBuffer("data." + v->name + ".weight", false, int64_t(bv.weights.size()));
+    p_.buffers[b].doubles = bv.weights;
+    break;
+  }
+  dataBuffers_[key] = b;
+  return b;
+}
+
+} // namespace ppc::codegen::lowering

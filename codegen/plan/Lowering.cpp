@@ -1,0 +1,123 @@
+//===- codegen/plan/Lowering.cpp - a scheduled module -> its plan --------===//
+//
+// See Lowering.h. The builder walks the schedule (update / fuse / local),
+// finds each statement in the `messages` region and emits its loop nest with
+// the loops that an enclosing fuse or local binds removed; the ELBO block
+// walks the gated model. PlanBuilder.h lists which file lowers what.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/plan/Lowering.h"
+
+#include "codegen/plan/PlanBuilder.h"
+
+#include <unistd.h>
+
+namespace ppc::codegen {
+namespace lowering {
+
+/// The steps, in order: the posteriors and their buffers; the lowering
+/// choices that must be made before any statement is emitted (which
+/// categoricals take the product form); the random initial posteriors; the
+/// init, iteration and final schedules; the ELBO.
+bool PlanBuilder::run() {
+  if (!m_.messages || !m_.iterationSchedule) {
+    diags_.error("the module has no schedule: run the scheduling passes first");
+    return false;
+  }
+  collectGated(m_.body);
+  findNestedPlate();
+  collectPosteriors();
+  if (!ok_)
+    return false;
+  p_.seedBuffer = addBuffer("seed", true, 1);
+  if (partitioned_) {
+    p_.partitionedPlate = partitioned_;
+    p_.elementOffsets = addBuffer("element.offset", true, int64_t(p_.posteriors.size()));
+  }
+  if (productForm) {
+    planProductForms();
+    planLogEntries();
+    planCollapsedElbo();
+  }
+  emitRandomInit(p_.blocks[Plan::Init]);
+  const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
+  for (int b = 0; b < 3 && ok_; ++b)
+    if (schedules[b]) {
+      Context ctx;
+      block_ = Plan::BlockId(b);
+      emitSchedule(*schedules[b], p_.blocks[b], ctx);
+    }
+  for (int pi : recomputedUnread_)
+    if (initRead_.count(pi)) {
+      const Value *v = p_.posteriors[size_t(pi)].variable;
+      diags_.warning(v->def ? v->def->loc : SourceRange{},
+                     "the random initialization of %" + v->name +
+                         " is recomputed before anything reads it, so it cannot break the symmetry of the "
+                         "mixture components; this schedule may leave them identical");
+    }
+  if (ok_) {
+    Env env;
+    std::vector<ExprId> weights;
+    emitElbo(m_.body, p_.blocks[Plan::Elbo], env, weights, /*top=*/true);
+    emitPendingTransposes(p_.blocks[Plan::Elbo], p_.blocks[Plan::Elbo].begin());
+  }
+  if (ok_ && partitioned_)
+    markDistributedLoops();
+  return ok_;
+}
+
+/// A data-parallel run: every top-level loop over the partitioned plate
+/// runs this process's elements, and its sums over them (the `reductions`
+/// recorded where the loop was emitted) and its ELBO terms are summed
+/// over the processes.
+void PlanBuilder::markDistributedLoops() {
+  for (auto &block : p_.blocks)
+    for (Stmt &s : block)
+      if (s.kind == Stmt::Kind::Loop && s.plate == partitioned_) {
+        s.distributed = true;
+        s.parallel = true;
+      }
+}
+
+/// A nested schedule whose `local` loop ends the iteration lets the
+/// element's deeper locals live in scratch rows (and their ELBO terms be
+/// computed in that loop): the plate of that loop, if any.
+void PlanBuilder::findNestedPlate() {
+  const auto &ops = m_.iterationSchedule->ops;
+  if (ops.empty() || ops.back()->kind != OpKind::Local)
+    return;
+  nestedLocal_ = ops.back().get();
+  const Value *plate = nestedLocal_->operands[0].value;
+  if (plate->dims.empty())
+    nestedPlate_ = plate;
+}
+
+bool PlanBuilder::scratchDims(const std::vector<Value *> &dims) const {
+  return nestedPlate_ && dims.size() == 2 && dims[0] == nestedPlate_;
+}
+
+void PlanBuilder::fail(SourceRange where, const std::string &msg) {
+  if (ok_ || !diags_.hasErrors())
+    diags_.error(where, msg);
+  ok_ = false;
+}
+
+} // namespace lowering
+
+std::unique_ptr<Plan> lowerSchedule(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data,
+                                    bool randomInitConditions, DiagnosticEngine &diags,
+                                    const LoweringOptions &options) {
+  auto plan = std::make_unique<Plan>();
+  lowering::PlanBuilder b(m, eval, data, randomInitConditions, diags, *plan, options);
+  if (!b.run())
+    return nullptr;
+  plan->l2CacheBytes = options.l2CacheBytes > 0 ? options.l2CacheBytes : hostL2CacheBytes();
+  return plan;
+}
+
+int64_t hostL2CacheBytes() {
+  const long bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return bytes > 0 ? int64_t(bytes) : 0;
+}
+
+} // namespace ppc::codegen

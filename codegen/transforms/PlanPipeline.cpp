@@ -1,0 +1,57 @@
+//===- codegen/transforms/PlanPipeline.cpp - the plan's steps, in order --===//
+//
+// The back half of the compiler at a glance, as passes/Pipeline.cpp is the
+// front half: a scheduled module is lowered to a plan (codegen/plan/), then
+// these transformations run in this order (one file each in this folder),
+// then the plan is JIT-compiled (codegen/llvm/) or interpreted
+// (codegen/exec/). Every one of them can be left out with
+// --disable-plan-opt=NAME, and --plan-passes=a,b,c runs a chosen list.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/transforms/PlanPassManager.h"
+#include "codegen/transforms/Transforms.h"
+
+namespace ppc::codegen {
+
+const std::vector<PlanPassInfo> &loweringChoices() {
+  static const std::vector<PlanPassInfo> choices = {
+      {"product-form",
+       "categorical posteriors as normalized products of exponential tables of their Dirichlet parents "
+       "(codegen/plan/ProductForm.cpp); off: a softmax of summed messages",
+       nullptr},
+  };
+  return choices;
+}
+
+const std::vector<PlanPassInfo> &registeredPlanPasses() {
+  static const std::vector<PlanPassInfo> passes = {
+      {"fold-products", "`fill 1; mul a; mul b` on a product-form row becomes one `mul2 a b`",
+       foldProductIdentities},
+      {"batch-statistics",
+       "an observed (Mv)Gaussian's per-datum, per-case messages and ELBO terms become matrix products of the "
+       "data's sufficient statistics",
+       batchObservedStatistics},
+      {"row-fission", "statistics and entropy calls that end a loop run on all its rows after it", hoistRowKernels},
+      {"column-fission", "datum-major column sums into a posterior's rows become one tiled parallel loop",
+       splitColumnSums},
+      {"share-lgamma", "a Dirichlet's statistics also store the log normalizers its entropy reads",
+       shareLgamma},
+      {"fuse-normalizers", "a categorical's product, normalization and message become one call",
+       fuseProductNormalizers},
+      {"drop-unread", "optional outputs of scratch posteriors that nothing reads are not computed",
+       dropUnreadOutputs},
+      {"batch-logs", "the log normalizers a fused refresh adds to the ELBO are summed once after its loop",
+       batchLogNormalizers},
+      {"balance-chunks", "parallel loops over ragged elements split at equal cost, not equal counts",
+       balanceChunks},
+      {"block-rows",
+       "data loops that read rows of a large table run in batches of elements by blocks of rows sized to the L2",
+       [](Plan &p) { return blockIndexedRows(p, p.l2CacheBytes); }},
+      {"prefetch", "loops that read rows of a large table chosen by a datum prefetch a few rows ahead",
+       prefetchIndexedRows},
+      {"parallel-zero", "large top-level zero-fills become parallel loops over blocks", parallelizeLargeZeros},
+  };
+  return passes;
+}
+
+} // namespace ppc::codegen

@@ -1,0 +1,72 @@
+//===- codegen/transforms/Transforms.h - the plan transformations --------===//
+//
+// One entry point per transformation, one transformation per file of this
+// folder. Each changes a plan without changing what it computes (the same
+// numbers, or the same sums in another order where its comment says so) and
+// returns how many places it changed. The pass manager runs them in the order
+// of codegen/transforms/PlanPipeline.cpp; tests call them directly.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/plan/Plan.h"
+
+namespace ppc::codegen {
+
+/// `fill 1; mul a; mul b` on a product-form row becomes `mul2 a b`
+/// (ProductIdentityFolding.cpp).
+int foldProductIdentities(Plan &p);
+
+/// Sums over a data plate of an observed Gaussian or MvGaussian factor's
+/// messages and ELBO terms, case by case, become matrix products of the
+/// data's tabulated sufficient statistics (BatchStatistics.cpp).
+int batchObservedStatistics(Plan &p);
+
+/// Per-element calls of statistics and entropy row kernels that end a loop
+/// become calls on all its rows after it (RowKernelFission.cpp).
+int hoistRowKernels(Plan &p);
+
+/// Parallel loops over a posterior's rows that add column k of a
+/// datum-major sum to row k split around that call, which becomes a
+/// parallel loop adding every column by tiles (ColumnFission.cpp).
+int splitColumnSums(Plan &p);
+
+/// A Dirichlet's statistics in the iteration block also store its rows' log
+/// normalizers, which its entropy in the ELBO block then reads instead of
+/// computing every lgamma again (LgammaSharing.cpp).
+int shareLgamma(Plan &p);
+
+/// A categorical's product, normalization and message to a parent, when
+/// nothing else reads the rows between them, become one call that stores
+/// neither (ProductNormalizerFusion.cpp).
+int fuseProductNormalizers(Plan &p);
+
+/// Optional outputs (the random initialization's log q) of scratch
+/// posteriors that no statement reads are not computed (UnreadOutputs.cpp).
+int dropUnreadOutputs(Plan &p);
+
+/// The log normalizers a fused refresh adds to the ELBO are summed by one
+/// vectorized call after its loop (LogBatching.cpp).
+int batchLogNormalizers(Plan &p);
+
+/// Parallel loops whose elements run loops over their data (ragged plates)
+/// get the cumulative cost of their elements, so that threads get equal
+/// work, not equal counts (ChunkBalancing.cpp).
+int balanceChunks(Plan &p);
+
+/// Parallel loops whose elements' data loops read rows of a large table
+/// chosen by a datum run in batches of elements, their data by blocks of
+/// the table's rows (RowBlocking.cpp), sized to a per-core L2 cache of
+/// `l2Bytes` (none below 2 MiB); the pipeline passes the plan's
+/// l2CacheBytes.
+int blockIndexedRows(Plan &p, int64_t l2Bytes);
+
+/// Loops that read rows of a large table chosen by a datum prefetch the
+/// row of a datum a few iterations ahead (RowPrefetch.cpp).
+int prefetchIndexedRows(Plan &p);
+
+/// Top-level zero-fills of 65536 entries or more become parallel loops
+/// over blocks (ParallelZero.cpp).
+int parallelizeLargeZeros(Plan &p);
+
+} // namespace ppc::codegen
