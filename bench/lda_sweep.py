@@ -12,7 +12,7 @@ also pays for page faults, is left out), the ratio from 1 to 2 threads and
 the peak resident memory of the process.
 
 ppc runs in both orders of the documents' loop: batches of documents by
-blocks of words (codegen/RowBlocking.cpp, forced with `--l2-cache=2M`) and
+blocks of words (codegen/transforms/RowBlocking.cpp, forced with `--l2-cache=2M`) and
 the documents' order (`--disable-plan-opt=block-rows`: each token's rows
 fetched from L3 as it comes). Which one ppc chooses by default depends on
 the machine's per-core L2 (blocks from 2 MiB up); the script prints it. Next to them, the loop's rows alone:

@@ -1,4 +1,4 @@
-//===- bench/row_traffic/RowTraffic.cpp - LDA's row traffic, no arithmetic -===//
+//===- bench/row_traffic/RowTraffic.cpp - LDA's row traffic, no arithmetic ---===//
 //
 // The memory floor of LDA's documents' loop (bench/lda_sweep.py prints it
 // next to ppc's sweep): the same rows in the same order as ppc's nested
@@ -18,7 +18,7 @@
 //   (CSV: doc,word,count sorted by doc, then by word within a document)
 //
 // Prints the median milliseconds of one pass over the corpus. `blocked`
-// replays the order of codegen/RowBlocking.cpp (ppc's default): each
+// replays the order of codegen/transforms/RowBlocking.cpp (ppc's default): each
 // thread takes its documents in batches of 256, each with its own row (the
 // sums of the first pass, read by the second), and walks a batch's tokens
 // by blocks of 256 words (ppc's blocks are 512 words; the replay, with
