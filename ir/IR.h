@@ -28,7 +28,7 @@
 #pragma once
 
 #include "ir/Diagnostics.h"
-#include "runtime/Catalogue.h"
+#include "ir/Families.h"
 
 #include <cstdint>
 #include <deque>

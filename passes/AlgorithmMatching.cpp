@@ -11,6 +11,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
+#include "runtime/Catalogue.h"
 #include "ir/Printer.h"
 
 namespace ppc::passes {

@@ -31,6 +31,7 @@
 
 #include "ir/Builder.h"
 #include "ir/IR.h"
+#include "runtime/Catalogue.h"
 #include "ir/Printer.h"
 
 #include <functional>

@@ -1,102 +1,33 @@
-//===- runtime/Catalogue.h - the operator catalogue ------------------------===//
+//===- runtime/Catalogue.h - the VMP operator catalogue -------------------===//
 //
-// The single source of truth about the factors ppc knows: their spellings in
-// the language, their parameters, what each parameter accepts (a constant
-// with a domain, or a random variable of a conjugate family) and the support
-// of the variable they define. The frontend's type checks, the IR verifier and
-// algorithm matching all read this table; nothing else knows factor-specific
-// rules.
+// The single source of truth about what variational message passing does
+// with each family (the language-level definitions are ir/Families.h): its
+// message operators to each argument with the dependency annotations the
+// scheduler needs (seed 000, "Where do the annotations come from?"), its ELBO
+// terms, the layout and statistics of its posteriors, how its kernels are
+// called, how its posteriors are written out, and the kernels themselves.
 //
-// This header is data only and cheap to include.
+// Each family's entry sits beside its kernels in one file of
+// runtime/factors/ (Infer.NET keeps one operator file per factor); the
+// kernels no family owns are grouped in runtime/kernels/. The one list of
+// them all is runtime/Catalogue.cpp. Message lowering, dependency analysis,
+// the plan's lowering, the JIT's symbol table and the outputs read this
+// catalogue; nothing else knows factor-specific math.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/Families.h"
+
 #include <cstdint>
-#include <initializer_list>
-#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace ppc {
 
-/// Distribution families (of factors, and of the variational posteriors of
-/// the variables they define).
-enum class Family : uint8_t {
-  Dirichlet,
-  Beta,
-  Categorical,
-  Bernoulli,
-  Gamma,
-  Poisson,
-  Gaussian,
-  MvGaussian,
-  Wishart,
-};
-constexpr unsigned kNumFamilies = 9;
-
-/// The set of values a random variable takes.
-enum class Support : uint8_t {
-  Simplex,  ///< probability vectors of a given dimension (Dirichlet)
-  Unit,     ///< (0, 1) (Beta)
-  Cat,      ///< {0, ..., n-1} (Categorical)
-  Bool,     ///< {0, 1} (Bernoulli)
-  Positive, ///< (0, inf) (Gamma)
-  Count,    ///< {0, 1, 2, ...} (Poisson)
-  Real,     ///< the real line (Gaussian)
-  Vector,   ///< R^D (MvGaussian)
-  PDMatrix, ///< D x D positive-definite matrices (Wishart)
-};
-
-/// What a constant argument must satisfy.
-enum class ConstantDomain : uint8_t {
-  None,        ///< no constant accepted: the argument must be a random variable
-  Positive,    ///< a number > 0
-  Probability, ///< a number in [0, 1]
-  Real,        ///< any finite number
-  Dimension,   ///< an integer (Long) >= 1, known before inference
-  EveryComponent, ///< any finite number, the same in every component of a vector (MvGaussian's mean)
-  TimesIdentity,  ///< a number > 0 times the identity matrix (a precision or scale matrix)
-};
-
-struct ParamSpec {
-  std::string_view name;               ///< e.g. "concentration"
-  ConstantDomain constant;             ///< what a constant must satisfy
-  std::span<const Family> parents;     ///< random-variable families accepted (conjugate)
-};
-
-struct FamilySpec {
-  Family family;
-  std::string_view spelling;   ///< in the language: "Dirichlet" ("" if not in the language)
-  std::string_view irName;     ///< in the IR: "dirichlet" ("" if not in the IR)
-  Support support;
-  std::span<const ParamSpec> params;
-  /// Optional trailing parameters may be omitted; Beta(c) means Beta(c, c).
-  unsigned minArgs;
-};
-
-const FamilySpec &familySpec(Family f);
-std::optional<Family> familyFromSpelling(std::string_view spelling);
-std::optional<Family> familyFromIRName(std::string_view irName);
-std::span<const FamilySpec> allFamilies();
-
-std::string_view supportName(Support s);
-
-//===----------------------------------------------------------------------===//
-// VMP operators (the runtime kernels of runtime/Operators.h) and the
-// dependency annotations the scheduler needs (seed 000, "Where do the
-// annotations come from?").
-//===----------------------------------------------------------------------===//
-
-/// How a message operator uses one of its inputs.
-enum class DepKind : uint8_t {
-  Plain,    ///< read; no constraint beyond being declared
-  Required, ///< [Proper]/[SkipIfUniform]: computed at least once before first use
-  Trigger,  ///< the output must be recomputed whenever this input changes
-  Fresh,    ///< must be up to date before the output is computed (shared work)
-};
-std::string_view depKindName(DepKind k);
+namespace rt { struct RuntimeSymbol; }
 
 /// An argument of a factor: 0 is the variable the factor defines (Infer.NET's
 /// "sample"), i > 0 is the factor's i-th parameter.
@@ -124,7 +55,58 @@ struct FactorOperators {
   std::string_view elboKernel, observedElboKernel;
   std::span<const OperatorInput> elboReads;
 };
-const FactorOperators &factorOperators(Family f);
+
+/// How the plan passes a kernel its arguments: one token per kernel
+/// parameter (codegen/plan/KernelCalls.cpp marshals them and checks them
+/// against the kernel's C signature).
+///   D<i>  int64: the dimension of argument i (K of a Dirichlet/Categorical)
+///   1     int64 1 (one element of an _n kernel)
+///   S<i>  pointer: expected statistics of argument i (a constant's point mass)
+///   N<i>  pointer: natural parameters of argument i
+///   V<i>  double: argument i's value (constant, data) or first statistic (E x)
+///   X<i>  pointer: argument i's data (double); I<i>: the same as int64
+///   A<i>  pointer: D0 copies of constant argument i (a Dirichlet's alpha)
+///   C<i>  double: constant argument i's value
+///   0     null pointer (no parent index array: the parent row is the one given)
+///   W     pointer: the observation's weight (times the gate weight for messages), null if 1
+///   w     double: the gate weight
+///   d     pointer: the destination (the message's accumulator row)
+struct KernelPattern {
+  std::string_view kernel, tokens;
+};
+
+/// One family's entry: its VMP operators and the layout, statistics and
+/// output of its posteriors (a posterior of this family, dimension k).
+struct FactorEntry {
+  FactorOperators operators;
+  /// The entropy of n posteriors from their natural parameters (and statistics).
+  std::string_view entropyKernel;
+  /// statistics = stats(eta) for n rows; `statsTakesDimension`: the kernel's
+  /// second parameter is the dimension.
+  std::string_view statsKernel;
+  bool statsTakesDimension;
+  /// Doubles per element of eta and of the statistics.
+  int64_t (*width)(int64_t k);
+  /// The statistics of a constant c as a variable of this family: the point
+  /// mass a constant parent sends (a vector constant is c in each of k
+  /// components, a matrix one c I).
+  std::vector<double> (*pointMass)(double c, int64_t k);
+  /// The names of the standard parameters a posterior is written out in
+  /// (--out), and their values from one element's eta and statistics.
+  std::vector<std::string> (*outputColumns)(int64_t k);
+  void (*standardParameters)(int64_t k, const double *eta, const double *stats, std::vector<double> &out);
+  /// The calling patterns of the kernels the operators name.
+  std::span<const KernelPattern> patterns;
+  /// The family's kernels, for the JIT and the interpreter.
+  std::span<const rt::RuntimeSymbol> symbols;
+};
+
+/// Kernels no family owns (vector helpers, product forms, ...), grouped by
+/// the file that defines them.
+struct KernelGroup {
+  std::string_view name;
+  std::span<const rt::RuntimeSymbol> symbols;
+};
 
 /// The VMP gate operators of seed 001 (conditionals and mixtures).
 enum class GateOp : uint8_t { Cases, Enter, EnterPartial, EnterOne, Exit };
@@ -135,25 +117,41 @@ struct GateOperator {
   std::string_view elboKernel;  ///< contribution to the ELBO ("" if none)
   std::string_view description;
 };
+
+/// The family's entry (runtime/factors/<Family>.cpp).
+const FactorEntry &factorEntry(Family f);
+const FactorOperators &factorOperators(Family f);
 std::span<const GateOperator> gateOperators();
+/// Every group of kernels no family owns (gates and special functions included).
+std::span<const KernelGroup *const> kernelGroups();
 
 /// The kernel giving the entropy of n posteriors of family `f` (natural
 /// parameters), e.g. ppc_dirichlet_entropy_n.
 std::string_view entropyKernel(Family f);
 
-/// Every runtime kernel the catalogue names, for consistency checks and for
-/// the JIT's symbol table.
+/// The calling pattern of a kernel the catalogue names ("" if none).
+std::string_view callingPattern(std::string_view kernel);
+
+/// Every runtime kernel the catalogue names, for consistency checks.
 std::vector<std::string_view> catalogueKernels();
-/// Whether a random variable with support `s` has the right kind of values
-/// for parameter `p` (a type check: Poisson's rate is positive, so a Beta
-/// variable fits; whether VMP has an operator for it is the catalogue's
-/// parents list, checked by algorithm matching).
-bool supportFits(const ParamSpec &p, Support s);
 
-/// Whether constant `v` satisfies `d` (finite, and positive / in [0, 1] / >= 1).
-bool constantInDomain(ConstantDomain d, double v);
-
-/// "a Dirichlet or Beta random variable", for diagnostics.
-std::string describeAccepted(const ParamSpec &p);
+/// Dependency annotations the families' entries share.
+namespace catalogue {
+inline constexpr std::span<const OperatorInput> kNone{};
+inline constexpr OperatorInput kReadSample[] = {{0, DepKind::Required}};
+inline constexpr OperatorInput kReadParam1[] = {{1, DepKind::Required}};
+inline constexpr OperatorInput kReadParam2[] = {{2, DepKind::Required}};
+inline constexpr OperatorInput kReadSampleAnd1[] = {{0, DepKind::Plain}, {1, DepKind::Plain}};
+inline constexpr OperatorInput kReadSampleAnd2[] = {{0, DepKind::Plain}, {2, DepKind::Plain}};
+inline constexpr OperatorInput kReadSampleOnly[] = {{0, DepKind::Plain}};
+// A Gaussian's (or MvGaussian's) messages read the two other arguments.
+inline constexpr OperatorInput kGaussianToSample[] = {{1, DepKind::Required}, {2, DepKind::Required}};
+inline constexpr OperatorInput kGaussianToMean[] = {{0, DepKind::Required}, {2, DepKind::Required}};
+inline constexpr OperatorInput kGaussianToPrecision[] = {{0, DepKind::Required}, {1, DepKind::Required}};
+inline constexpr OperatorInput kGaussianElbo[] = {{0, DepKind::Plain}, {1, DepKind::Plain}, {2, DepKind::Plain}};
+inline constexpr MessageOperator kNoMessage{"", "", kNone};
+/// k parameters named prefix0, prefix1, ... (Dirichlet's alpha_0, ...).
+std::vector<std::string> indexedColumns(const char *prefix, int64_t k);
+} // namespace catalogue
 
 } // namespace ppc

@@ -79,36 +79,7 @@ bool writeFileAtomically(const std::string &path, const std::string &bytes, std:
 }
 
 std::vector<std::string> posteriorColumns(Family f, int64_t dimension) {
-  auto indexed = [&](const char *prefix) {
-    std::vector<std::string> cols;
-    for (int64_t k = 0; k < dimension; ++k)
-      cols.push_back(prefix + std::to_string(k));
-    return cols;
-  };
-  switch (f) {
-  case Family::Gaussian: return {"mean", "variance"};
-  case Family::Gamma: return {"shape", "rate"};
-  case Family::Beta: return {"alpha", "beta"};
-  case Family::Dirichlet: return indexed("alpha_");
-  case Family::Bernoulli: return {"p"};
-  case Family::Categorical: return indexed("p_");
-  case Family::Poisson: return {"rate"};
-  case Family::MvGaussian: { // the mean vector and the covariance matrix (row-major)
-    std::vector<std::string> cols = indexed("mean_");
-    for (int64_t i = 0; i < dimension; ++i)
-      for (int64_t j = 0; j < dimension; ++j)
-        cols.push_back("cov_" + std::to_string(i) + "_" + std::to_string(j));
-    return cols;
-  }
-  case Family::Wishart: { // Wishart(dof, scale): E[L] = dof * scale
-    std::vector<std::string> cols = {"dof"};
-    for (int64_t i = 0; i < dimension; ++i)
-      for (int64_t j = 0; j < dimension; ++j)
-        cols.push_back("scale_" + std::to_string(i) + "_" + std::to_string(j));
-    return cols;
-  }
-  }
-  return {};
+  return factorEntry(f).outputColumns(dimension);
 }
 
 bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,

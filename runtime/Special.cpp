@@ -76,3 +76,22 @@ PPC_ROW_KERNEL void ppc_log_n(int64_t n, const double* x, double* out) {
 }
 
 }  // extern "C"
+
+#ifndef PPC_RUNTIME_BITCODE
+// ---- the catalogue's list of these kernels (not in the bitcode) ----
+
+#include "runtime/Catalogue.h"
+#include "runtime/SymbolTable.h"
+
+namespace ppc::rt::factors {
+namespace {
+const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_digamma_n), PPC_SYMBOL(ppc_trigamma_n), PPC_SYMBOL(ppc_lgamma_n),
+    PPC_SYMBOL(ppc_exp_n),     PPC_SYMBOL(ppc_log_n),
+};
+} // namespace
+
+extern const KernelGroup kSpecialFunctionKernels = {"SpecialFunctions", kSymbols};
+
+} // namespace ppc::rt::factors
+#endif // PPC_RUNTIME_BITCODE

@@ -27,7 +27,8 @@ struct RuntimeSymbol {
   double (*invoke)(const KernelValue *args);
 };
 
-/// Every extern "C" kernel of runtime/Operators.h and runtime/Special.h.
+/// Every extern "C" kernel of the runtime (runtime/factors/, runtime/kernels/,
+/// runtime/Special.h).
 std::span<const RuntimeSymbol> runtimeSymbols();
 /// The kernel's address, or null.
 void *findRuntimeSymbol(std::string_view name);

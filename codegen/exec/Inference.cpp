@@ -225,46 +225,7 @@ std::vector<rt::PosteriorTable> Inference::posteriors() const {
     const std::vector<double> &eta = doubles_[size_t(post.eta)], &stats = doubles_[size_t(post.stats)];
     for (int64_t e = 0; e < post.elements; ++e) {
       const double *n = eta.data() + e * post.width, *s = stats.data() + e * post.width;
-      switch (post.family) {
-      case Family::Dirichlet:
-      case Family::Beta:
-        for (int64_t k = 0; k < post.width; ++k)
-          t.values.push_back(n[k] + 1);
-        break;
-      case Family::Categorical:
-      case Family::Bernoulli:
-        for (int64_t k = 0; k < post.width; ++k)
-          t.values.push_back(s[k]);
-        break;
-      case Family::Gamma:
-        t.values.push_back(n[1] + 1);
-        t.values.push_back(-n[0]);
-        break;
-      case Family::Gaussian: {
-        double tau = -2 * n[1];
-        t.values.push_back(n[0] / tau);
-        t.values.push_back(1 / tau);
-        break;
-      }
-      case Family::Poisson: t.values.push_back(std::exp(n[0])); break;
-      case Family::MvGaussian: { // from the statistics (E x, E x x^T)
-        const int64_t D = post.dimension;
-        for (int64_t i = 0; i < D; ++i)
-          t.values.push_back(s[i]);
-        for (int64_t i = 0; i < D; ++i)
-          for (int64_t j = 0; j < D; ++j)
-            t.values.push_back(s[D + i * D + j] - s[i] * s[j]);
-        break;
-      }
-      case Family::Wishart: { // dof = 2 eta2 + D + 1, scale = E[L] / dof
-        const int64_t D = post.dimension;
-        const double dof = 2 * n[D * D] + double(D + 1);
-        t.values.push_back(dof);
-        for (int64_t i = 0; i < D * D; ++i)
-          t.values.push_back(s[i] / dof);
-        break;
-      }
-      }
+      factorEntry(post.family).standardParameters(post.dimension, n, s, t.values);
     }
     out.push_back(std::move(t));
   }

@@ -1,8 +1,8 @@
 //===- codegen/plan/KernelCalls.cpp - runtime kernel calls ------------------===//
 //
-// Kernel calls are marshalled from a per-kernel argument pattern (the call
-// signature column of the catalogue): the pattern names, for each kernel
-// parameter, which factor argument supplies it and in what form. The
+// Kernel calls are marshalled from the kernel's calling pattern in the
+// catalogue (runtime/Catalogue.h, KernelPattern): the pattern names, for each
+// kernel parameter, which factor argument supplies it and in what form. The
 // pattern is checked against the kernel's C signature.
 //
 //===----------------------------------------------------------------------===//
@@ -15,82 +15,6 @@
 
 namespace ppc::codegen::lowering {
 
-namespace {
-/// Argument patterns: one token per kernel parameter.
-///   D<i>  int64: the dimension of argument i (K of a Dirichlet/Categorical)
-///   1     int64 1 (one element of an _n kernel)
-///   S<i>  pointer: expected statistics of argument i (a constant's point mass)
-///   N<i>  pointer: natural parameters of argument i
-///   V<i>  double: argument i's value (constant, data) or first statistic (E x)
-///   X<i>  pointer: argument i's data (double); I<i>: the same as int64
-///   A<i>  pointer: D0 copies of constant argument i (a Dirichlet's alpha)
-///   0     null pointer (no parent index array: the parent row is the one given)
-///   W     pointer: the observation's weight (times the gate weight for messages), null if 1
-///   w     double: the gate weight
-///   d     pointer: the destination (the message's accumulator row)
-struct Pattern {
-  std::string_view kernel, tokens;
-};
-constexpr Pattern kPatterns[] = {
-    // messages
-    {"ppc_dirichlet_probs_avglog", "D0 A1 w d"},
-    {"ppc_beta_p_avglog", "V1 V2 w d"},
-    {"ppc_categorical_sample_avglog", "D0 S1 w d"},
-    {"ppc_categorical_probs_avglog", "D1 S0 w d"},
-    {"ppc_categorical_probs_avglog_obs_n", "1 D1 I0 0 W d"},
-    {"ppc_bernoulli_sample_avglog", "S1 w d"},
-    {"ppc_bernoulli_p_avglog", "V0 w d"},
-    {"ppc_bernoulli_p_avglog_obs_n", "1 X0 0 W d"},
-    {"ppc_gamma_sample_avglog", "V1 S2 w d"},
-    {"ppc_gamma_rate_avglog", "V1 S0 w d"},
-    {"ppc_gamma_rate_avglog_obs_n", "1 V1 X0 0 W d"},
-    {"ppc_poisson_sample_avglog", "S1 w d"},
-    {"ppc_poisson_rate_avglog", "V0 w d"},
-    {"ppc_poisson_rate_avglog_obs_n", "1 X0 0 W d"},
-    {"ppc_gaussian_sample_avglog", "S1 S2 w d"},
-    {"ppc_gaussian_mean_avglog", "S0 S2 w d"},
-    {"ppc_gaussian_mean_avglog_obs_n", "1 X0 0 W S2 d"},
-    {"ppc_gaussian_precision_avglog", "S0 S1 w d"},
-    {"ppc_gaussian_precision_avglog_obs_n", "1 X0 0 W S1 d"},
-    {"ppc_mvgaussian_sample_avglog", "D0 S1 S2 w d"},
-    {"ppc_mvgaussian_mean_avglog", "D0 S0 S2 w d"},
-    {"ppc_mvgaussian_mean_avglog_obs_n", "1 D0 X0 0 W S2 d"},
-    {"ppc_mvgaussian_precision_avglog", "D0 S0 S1 w d"},
-    {"ppc_mvgaussian_precision_avglog_obs_n", "1 D0 X0 0 W S1 d"},
-    {"ppc_wishart_iso_sample_avglog", "D0 V1 V2 w d"},
-    // expected log densities (ELBO terms)
-    {"ppc_dirichlet_sym_avglogfactor", "D0 C1 S0"},
-    {"ppc_beta_avglogfactor", "V1 V2 S0"},
-    {"ppc_categorical_avglogfactor", "D0 S0 S1"},
-    {"ppc_categorical_avglogfactor_obs_n", "1 D1 I0 0 W S1"},
-    {"ppc_bernoulli_avglogfactor", "V0 S1"},
-    {"ppc_bernoulli_avglogfactor_obs_n", "1 X0 0 W S1"},
-    {"ppc_gamma_avglogfactor", "V1 S0 S2"},
-    {"ppc_gamma_avglogfactor_obs_n", "1 V1 X0 0 W S2"},
-    {"ppc_poisson_avglogfactor_obs_n", "1 X0 0 W S1"},
-    {"ppc_gaussian_avglogfactor", "S0 S1 S2"},
-    {"ppc_gaussian_avglogfactor_obs_n", "1 X0 0 W S1 S2"},
-    {"ppc_mvgaussian_avglogfactor", "D0 S0 S1 S2"},
-    {"ppc_mvgaussian_avglogfactor_obs_n", "1 D0 X0 0 W S1 S2"},
-    {"ppc_wishart_iso_avglogfactor", "D0 V1 V2 S0"},
-    // entropies
-    {"ppc_dirichlet_entropy_n", "1 D0 N0 S0"},
-    {"ppc_categorical_entropy_n", "1 D0 S0"},
-    {"ppc_bernoulli_entropy_n", "1 S0"},
-    {"ppc_gamma_entropy_n", "1 N0"},
-    {"ppc_gaussian_entropy_n", "1 N0"},
-    {"ppc_poisson_entropy_n", "1 N0"},
-    {"ppc_mvgaussian_entropy_n", "1 D0 N0"},
-    {"ppc_wishart_entropy_n", "1 D0 N0"},
-};
-
-const Pattern *findPattern(std::string_view kernel) {
-  for (const Pattern &p : kPatterns)
-    if (p.kernel == kernel)
-      return &p;
-  return nullptr;
-}
-} // namespace
 
 std::optional<KernelRole> roleOf(std::string_view kernel) {
   for (const FamilySpec &fs : allFamilies()) {
@@ -111,27 +35,10 @@ std::optional<KernelRole> roleOf(std::string_view kernel) {
 /// `family` factor (point mass: the constant operators). A vector
 /// constant is c in each of `dimension` components, a matrix one c I.
 std::vector<double> PlanBuilder::pointMass(Family family, int param, double c, int64_t dimension) {
+  // The statistics of c as a variable of the parameter's (first) conjugate family.
   const FamilySpec &fs = familySpec(family);
   Family parent = fs.params[param - 1].parents.empty() ? Family::Gaussian : fs.params[param - 1].parents[0];
-  const size_t D = size_t(dimension);
-  switch (parent) {
-  case Family::Gamma: return {c, std::log(c)};
-  case Family::Gaussian: return {c, c * c};
-  case Family::Beta: return {std::log(c), std::log1p(-c)};
-  case Family::MvGaussian: { // (E x, E x x^T)
-    std::vector<double> s(D, c);
-    s.resize(D + D * D, c * c);
-    return s;
-  }
-  case Family::Wishart: { // (E L, E log|L|)
-    std::vector<double> s(D * D + 1, 0.0);
-    for (size_t i = 0; i < D; ++i)
-      s[i * D + i] = c;
-    s[D * D] = double(dimension) * std::log(c);
-    return s;
-  }
-  default: return {c};
-  }
+  return factorEntry(parent).pointMass(c, dimension);
 }
 
 /// Builds the call of `kernel` with the factor's arguments `args` (indexed
@@ -144,8 +51,8 @@ std::optional<Stmt> PlanBuilder::marshal(std::string_view kernel, const KernelRo
   if (replUsed)
     *replUsed = false;
   const rt::RuntimeSymbol *sym = rt::findRuntimeKernel(kernel);
-  const Pattern *pat = findPattern(kernel);
-  if (!sym || !pat) {
+  const std::string_view pattern = callingPattern(kernel);
+  if (!sym || pattern.empty()) {
     fail(where, "the code generator has no calling pattern for kernel " + std::string(kernel));
     return std::nullopt;
   }
@@ -170,7 +77,7 @@ std::optional<Stmt> PlanBuilder::marshal(std::string_view kernel, const KernelRo
     fail(where, "internal: no dimension for argument " + std::to_string(i) + " of " + std::string(kernel));
     return 1;
   };
-  std::istringstream in{std::string(pat->tokens)};
+  std::istringstream in{std::string(pattern)};
   std::string tok;
   while (in >> tok && ok_) {
     Arg a;

@@ -18,23 +18,6 @@
 
 namespace ppc::codegen::lowering {
 
-namespace {
-/// Doubles per element of a posterior of family `f` with dimension `k`.
-int64_t widthOf(Family f, int64_t k) {
-  switch (f) {
-  case Family::Dirichlet:
-  case Family::Categorical: return k;
-  case Family::Beta:
-  case Family::Gamma:
-  case Family::Gaussian: return 2;
-  case Family::Bernoulli:
-  case Family::Poisson: return 1;
-  case Family::MvGaussian: return k + k * k; // (Lambda mu, -Lambda/2) and (E x, E x x^T)
-  case Family::Wishart: return k * k + 1;    // (-S^-1/2, (nu-D-1)/2) and (E L, E log|L|)
-  }
-  return 0;
-}
-} // namespace
 
 int32_t PlanBuilder::addBuffer(std::string name, bool isInt, int64_t size) {
   Buffer b;
@@ -185,7 +168,7 @@ void PlanBuilder::collectPosteriors() {
       post.dimension = dimValue(var->type.dim, op.loc);
     if (post.family == Family::Beta)
       post.dimension = 2;
-    post.width = widthOf(post.family, post.dimension);
+    post.width = factorEntry(post.family).width(post.dimension);
     if (post.width == 0) {
       fail(op.loc, "the code generator does not support " + std::string(familySpec(post.family).spelling.empty()
                                                                               ? "this family"

@@ -202,19 +202,8 @@ void PlanBuilder::emitMarginal(const Op &marg, const std::vector<Op *> &loops, E
       transposedAccs.insert(accs.back());
   }
   const rt::RuntimeSymbol *axpy = rt::findRuntimeKernel("ppc_axpy");
-  std::string statsName;
-  switch (post.family) {
-  case Family::Dirichlet:
-  case Family::Beta: statsName = "ppc_dirichlet_stats_n"; break;
-  case Family::Categorical: statsName = "ppc_categorical_stats_n"; break;
-  case Family::Bernoulli: statsName = "ppc_bernoulli_stats_n"; break;
-  case Family::Gamma: statsName = "ppc_gamma_stats_n"; break;
-  case Family::Poisson: statsName = "ppc_poisson_stats_n"; break;
-  case Family::Gaussian: statsName = "ppc_gaussian_stats_n"; break;
-  case Family::MvGaussian: statsName = "ppc_mvgaussian_stats_n"; break;
-  case Family::Wishart: statsName = "ppc_wishart_stats_n"; break;
-  }
-  const rt::RuntimeSymbol *stats = rt::findRuntimeKernel(statsName);
+  const FactorEntry &entry = factorEntry(post.family);
+  const rt::RuntimeSymbol *stats = rt::findRuntimeKernel(entry.statsKernel);
   bool product = productForm_.count(&marg) > 0;
   emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
     ExprId row = p_.mul(flatIndex(marg.result()->dims, indicesOf(loops), e, marg.loc, post.scratch),
@@ -272,9 +261,7 @@ void PlanBuilder::emitMarginal(const Op &marg, const std::vector<Op *> &loops, E
     s.kind = Stmt::Kind::Call;
     s.kernel = stats;
     s.args.push_back(intArg(1));
-    if (post.family == Family::Dirichlet || post.family == Family::Beta || post.family == Family::Categorical)
-      s.args.push_back(intArg(post.dimension));
-    else if (post.family == Family::MvGaussian || post.family == Family::Wishart)
+    if (entry.statsTakesDimension)
       s.args.push_back(intArg(post.dimension));
     s.args.push_back(ptrArg(post.eta, row));
     s.args.push_back(ptrArg(post.stats, row));

@@ -1,0 +1,178 @@
+//===- ir/Families.cpp - the distribution families of the language -------===//
+//
+// The table of families (see Families.h). A new distribution starts here (its
+// spelling, parameters and support); its VMP operators and kernels go in a
+// file of runtime/factors/ (docs/architecture.md).
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Families.h"
+
+#include <cmath>
+#include <string>
+
+namespace ppc {
+namespace {
+
+constexpr Family kProbParents[] = {Family::Dirichlet, Family::Beta};
+constexpr Family kBetaParent[] = {Family::Beta};
+constexpr Family kGammaParent[] = {Family::Gamma};
+constexpr Family kGaussianParent[] = {Family::Gaussian};
+constexpr Family kMvGaussianParent[] = {Family::MvGaussian};
+constexpr Family kWishartParent[] = {Family::Wishart};
+
+constexpr ParamSpec kDirichletParams[] = {
+    {"concentration", ConstantDomain::Positive, {}},
+    {"dimension", ConstantDomain::Dimension, {}},
+};
+constexpr ParamSpec kBetaParams[] = {
+    {"first shape (alpha)", ConstantDomain::Positive, {}},
+    {"second shape (beta)", ConstantDomain::Positive, {}},
+};
+constexpr ParamSpec kCategoricalParams[] = {
+    {"probabilities", ConstantDomain::None, kProbParents},
+};
+constexpr ParamSpec kBernoulliParams[] = {
+    {"probability", ConstantDomain::Probability, kBetaParent},
+};
+constexpr ParamSpec kGammaParams[] = {
+    {"shape", ConstantDomain::Positive, {}},
+    {"rate", ConstantDomain::Positive, kGammaParent},
+};
+constexpr ParamSpec kPoissonParams[] = {
+    {"rate", ConstantDomain::Positive, kGammaParent},
+};
+constexpr ParamSpec kGaussianParams[] = {
+    {"mean", ConstantDomain::Real, kGaussianParent},
+    {"precision", ConstantDomain::Positive, kGammaParent},
+};
+
+// The language has no vector or matrix literals: a constant mean is the same
+// number in every component and a constant precision or scale is a multiple
+// of the identity. The dimension may be left out where a random-variable
+// argument gives it.
+constexpr ParamSpec kMvGaussianParams[] = {
+    {"mean", ConstantDomain::EveryComponent, kMvGaussianParent},
+    {"precision", ConstantDomain::TimesIdentity, kWishartParent},
+    {"dimension", ConstantDomain::Dimension, {}},
+};
+constexpr ParamSpec kWishartParams[] = {
+    {"degrees of freedom", ConstantDomain::Positive, {}},
+    {"scale", ConstantDomain::TimesIdentity, {}},
+    {"dimension", ConstantDomain::Dimension, {}},
+};
+
+constexpr FamilySpec kFamilies[kNumFamilies] = {
+    {Family::Dirichlet, "Dirichlet", "dirichlet", Support::Simplex, kDirichletParams, 2},
+    {Family::Beta, "Beta", "beta", Support::Unit, kBetaParams, 1},
+    {Family::Categorical, "Categorical", "categorical", Support::Cat, kCategoricalParams, 1},
+    {Family::Bernoulli, "Bernoulli", "bernoulli", Support::Bool, kBernoulliParams, 1},
+    {Family::Gamma, "Gamma", "gamma", Support::Positive, kGammaParams, 2},
+    {Family::Poisson, "Poisson", "poisson", Support::Count, kPoissonParams, 1},
+    {Family::Gaussian, "Gaussian", "gaussian", Support::Real, kGaussianParams, 2},
+    {Family::MvGaussian, "MvGaussian", "mvgaussian", Support::Vector, kMvGaussianParams, 2},
+    {Family::Wishart, "Wishart", "wishart", Support::PDMatrix, kWishartParams, 3},
+};
+
+} // namespace
+
+std::string_view depKindName(DepKind k) {
+  switch (k) {
+  case DepKind::Plain: return "plain";
+  case DepKind::Required: return "required";
+  case DepKind::Trigger: return "trigger";
+  case DepKind::Fresh: return "fresh";
+  }
+  return "?";
+}
+
+const FamilySpec &familySpec(Family f) { return kFamilies[static_cast<unsigned>(f)]; }
+
+std::span<const FamilySpec> allFamilies() { return kFamilies; }
+
+std::optional<Family> familyFromSpelling(std::string_view spelling) {
+  for (const FamilySpec &s : kFamilies)
+    if (!s.spelling.empty() && s.spelling == spelling)
+      return s.family;
+  return std::nullopt;
+}
+
+
+
+std::optional<Family> familyFromIRName(std::string_view irName) {
+  for (const FamilySpec &s : kFamilies)
+    if (!s.irName.empty() && s.irName == irName)
+      return s.family;
+  return std::nullopt;
+}
+
+std::string_view supportName(Support s) {
+  switch (s) {
+  case Support::Simplex: return "simplex";
+  case Support::Unit: return "unit";
+  case Support::Cat: return "cat";
+  case Support::Bool: return "bool";
+  case Support::Positive: return "positive";
+  case Support::Count: return "count";
+  case Support::Real: return "real";
+  case Support::Vector: return "vector";
+  case Support::PDMatrix: return "pdmatrix";
+  }
+  return "?";
+}
+
+bool supportFits(const ParamSpec &p, Support s) {
+  for (Family f : p.parents)
+    if (familySpec(f).support == s)
+      return true;
+  switch (p.constant) {
+  case ConstantDomain::Positive: return s == Support::Positive || s == Support::Unit || s == Support::Count;
+  case ConstantDomain::Probability: return s == Support::Unit;
+  case ConstantDomain::EveryComponent: return s == Support::Vector;
+  case ConstantDomain::TimesIdentity: return s == Support::PDMatrix;
+  case ConstantDomain::Real:
+    return s == Support::Real || s == Support::Positive || s == Support::Unit || s == Support::Count;
+  default: return false;
+  }
+}
+
+bool constantInDomain(ConstantDomain d, double v) {
+  if (!std::isfinite(v))
+    return false;
+  switch (d) {
+  case ConstantDomain::Positive: return v > 0;
+  case ConstantDomain::Probability: return v >= 0 && v <= 1;
+  case ConstantDomain::Dimension: return v >= 1 && v == std::floor(v);
+  case ConstantDomain::Real:
+  case ConstantDomain::EveryComponent: return true;
+  case ConstantDomain::TimesIdentity: return v > 0;
+  case ConstantDomain::None: return false;
+  }
+  return false;
+}
+
+std::string describeAccepted(const ParamSpec &p) {
+  std::string out;
+  switch (p.constant) {
+  case ConstantDomain::None: break;
+  case ConstantDomain::Positive: out = "a positive constant"; break;
+  case ConstantDomain::Probability: out = "a constant in [0, 1]"; break;
+  case ConstantDomain::Real: out = "a constant"; break;
+  case ConstantDomain::Dimension: out = "a Long constant >= 1"; break;
+  case ConstantDomain::EveryComponent: out = "a constant (the same in every component)"; break;
+  case ConstantDomain::TimesIdentity: out = "a positive constant (times the identity matrix)"; break;
+  }
+  if (!p.parents.empty()) {
+    if (!out.empty())
+      out += " or ";
+    out += "a ";
+    for (size_t i = 0; i < p.parents.size(); ++i) {
+      if (i)
+        out += i + 1 == p.parents.size() ? " or " : ", ";
+      out += familySpec(p.parents[i]).spelling;
+    }
+    out += " random variable";
+  }
+  return out;
+}
+
+} // namespace ppc

@@ -1,0 +1,111 @@
+//===- ir/Families.h - the distribution families of the language ---------===//
+//
+// What a family is in the language and the IR: its spelling, its parameters,
+// what each parameter accepts (a constant with a domain, or a random variable
+// of a conjugate family) and the support of the variable it defines. The
+// frontend's type checks, the IR verifier and algorithm matching read this
+// table. What VMP does with a family (its message operators, kernels and
+// posterior layout) is the runtime's catalogue (runtime/Catalogue.h), one
+// file per family in runtime/factors/.
+//
+// This header is data only and cheap to include.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppc {
+
+/// Distribution families (of factors, and of the variational posteriors of
+/// the variables they define).
+enum class Family : uint8_t {
+  Dirichlet,
+  Beta,
+  Categorical,
+  Bernoulli,
+  Gamma,
+  Poisson,
+  Gaussian,
+  MvGaussian,
+  Wishart,
+};
+constexpr unsigned kNumFamilies = 9;
+
+/// The set of values a random variable takes.
+enum class Support : uint8_t {
+  Simplex,  ///< probability vectors of a given dimension (Dirichlet)
+  Unit,     ///< (0, 1) (Beta)
+  Cat,      ///< {0, ..., n-1} (Categorical)
+  Bool,     ///< {0, 1} (Bernoulli)
+  Positive, ///< (0, inf) (Gamma)
+  Count,    ///< {0, 1, 2, ...} (Poisson)
+  Real,     ///< the real line (Gaussian)
+  Vector,   ///< R^D (MvGaussian)
+  PDMatrix, ///< D x D positive-definite matrices (Wishart)
+};
+
+/// What a constant argument must satisfy.
+enum class ConstantDomain : uint8_t {
+  None,        ///< no constant accepted: the argument must be a random variable
+  Positive,    ///< a number > 0
+  Probability, ///< a number in [0, 1]
+  Real,        ///< any finite number
+  Dimension,   ///< an integer (Long) >= 1, known before inference
+  EveryComponent, ///< any finite number, the same in every component of a vector (MvGaussian's mean)
+  TimesIdentity,  ///< a number > 0 times the identity matrix (a precision or scale matrix)
+};
+
+struct ParamSpec {
+  std::string_view name;               ///< e.g. "concentration"
+  ConstantDomain constant;             ///< what a constant must satisfy
+  std::span<const Family> parents;     ///< random-variable families accepted (conjugate)
+};
+
+struct FamilySpec {
+  Family family;
+  std::string_view spelling;   ///< in the language: "Dirichlet" ("" if not in the language)
+  std::string_view irName;     ///< in the IR: "dirichlet" ("" if not in the IR)
+  Support support;
+  std::span<const ParamSpec> params;
+  /// Optional trailing parameters may be omitted; Beta(c) means Beta(c, c).
+  unsigned minArgs;
+};
+
+const FamilySpec &familySpec(Family f);
+std::optional<Family> familyFromSpelling(std::string_view spelling);
+std::optional<Family> familyFromIRName(std::string_view irName);
+std::span<const FamilySpec> allFamilies();
+
+std::string_view supportName(Support s);
+
+/// Whether a random variable with support `s` has the right kind of values
+/// for parameter `p` (a type check: Poisson's rate is positive, so a Beta
+/// variable fits; whether VMP has an operator for it is the catalogue's
+/// parents list, checked by algorithm matching).
+bool supportFits(const ParamSpec &p, Support s);
+
+/// Whether constant `v` satisfies `d` (finite, and positive / in [0, 1] / >= 1).
+bool constantInDomain(ConstantDomain d, double v);
+
+/// "a Dirichlet or Beta random variable", for diagnostics.
+std::string describeAccepted(const ParamSpec &p);
+
+/// How a statement uses one of its inputs, for the scheduler (seed 000, "Where
+/// do the annotations come from?"); the catalogue's message operators carry
+/// these, and the IR prints them on message statements.
+enum class DepKind : uint8_t {
+  Plain,    ///< read; no constraint beyond being declared
+  Required, ///< [Proper]/[SkipIfUniform]: computed at least once before first use
+  Trigger,  ///< the output must be recomputed whenever this input changes
+  Fresh,    ///< must be up to date before the output is computed (shared work)
+};
+std::string_view depKindName(DepKind k);
+
+} // namespace ppc

@@ -1,0 +1,144 @@
+//===- runtime/factors/Bernoulli.cpp - the Bernoulli family ---------------===//
+//
+// The Bernoulli distribution over {0, 1} with a Beta probability: the
+// natural parameter is the logit, the statistic P(x = 1).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/factors/Bernoulli.h"
+
+#include "runtime/kernels/KernelSupport.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+
+// ===== Bernoulli =====
+
+PPC_ROW_KERNEL void ppc_bernoulli_stats_n(int64_t n, const double* eta, double* p) {
+  for (int64_t i = 0; i < n; ++i) p[i] = 1.0 / (1.0 + vm::exp(-eta[i]));
+}
+
+PPC_ROW_KERNEL double ppc_bernoulli_lognorm_n(int64_t n, const double* eta) {
+  return reduce8(n, [&](int64_t i) { return vm::softplus(eta[i]); });
+}
+
+PPC_ROW_KERNEL double ppc_bernoulli_entropy_n(int64_t n, const double* p) {
+  return -reduce8(n, [&](int64_t i) {
+    const double a = p[i], b = 1.0 - p[i];
+    return (a > 0.0 ? a * vm::log(a) : 0.0) + (b > 0.0 ? b * vm::log(b) : 0.0);
+  });
+}
+
+PPC_ROW_KERNEL double ppc_bernoulli_kl_n(int64_t n, const double* p_q, const double* p_p) {
+  return reduce8(n, [&](int64_t i) {
+    const double a = p_q[i], b = 1.0 - p_q[i];
+    return (a > 0.0 ? a * (vm::log(a) - vm::log(p_p[i])) : 0.0) +
+           (b > 0.0 ? b * (vm::log(b) - vm::log(1.0 - p_p[i])) : 0.0);
+  });
+}
+
+void ppc_bernoulli_p_avglog(double ex, double w, double* dst) {
+  dst[0] += w * ex;
+  dst[1] += w * (1.0 - ex);
+}
+
+void ppc_bernoulli_p_avglog_obs_n(int64_t n, const double* ex, const int64_t* pidx, const double* w,
+                                  double* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    double* d = dst + 2 * row(pidx, i);
+    const double wi = weight(w, i);
+    d[0] += wi * ex[i];
+    d[1] += wi * (1.0 - ex[i]);
+  }
+}
+
+void ppc_bernoulli_sample_avglog(const double* stats_p, double w, double* dst) {
+  dst[0] += w * (stats_p[0] - stats_p[1]);
+}
+
+double ppc_bernoulli_avglogfactor(double ex, const double* stats_p) {
+  return (ex > 0.0 ? ex * stats_p[0] : 0.0) + (ex < 1.0 ? (1.0 - ex) * stats_p[1] : 0.0);
+}
+
+double ppc_bernoulli_avglogfactor_obs_n(int64_t n, const double* ex, const int64_t* pidx, const double* w,
+                                        const double* stats_p) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += weight(w, i) * ppc_bernoulli_avglogfactor(ex[i], stats_p + 2 * row(pidx, i));
+  return total;
+}
+
+}  // extern "C"
+
+#ifndef PPC_RUNTIME_BITCODE
+// ---- the catalogue's entry (not in the bitcode: kernels only) ----
+
+#include "runtime/Catalogue.h"
+#include "runtime/SymbolTable.h"
+
+namespace ppc::rt::factors {
+
+using namespace catalogue;
+
+namespace {
+
+constexpr MessageOperator kMessages[] = {{"ppc_bernoulli_sample_avglog", "", kReadParam1},
+     {"ppc_bernoulli_p_avglog", "ppc_bernoulli_p_avglog_obs_n", kReadSample}};
+
+constexpr KernelPattern kPatterns[] = {
+    {"ppc_bernoulli_sample_avglog", "S1 w d"},
+    {"ppc_bernoulli_p_avglog", "V0 w d"},
+    {"ppc_bernoulli_p_avglog_obs_n", "1 X0 0 W d"},
+    {"ppc_bernoulli_avglogfactor", "V0 S1"},
+    {"ppc_bernoulli_avglogfactor_obs_n", "1 X0 0 W S1"},
+    {"ppc_bernoulli_entropy_n", "1 S0"},
+};
+
+const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_bernoulli_stats_n),
+    PPC_SYMBOL(ppc_bernoulli_lognorm_n),
+    PPC_SYMBOL(ppc_bernoulli_entropy_n),
+    PPC_SYMBOL(ppc_bernoulli_kl_n),
+    PPC_SYMBOL(ppc_bernoulli_p_avglog),
+    PPC_SYMBOL(ppc_bernoulli_p_avglog_obs_n),
+    PPC_SYMBOL(ppc_bernoulli_sample_avglog),
+    PPC_SYMBOL(ppc_bernoulli_avglogfactor),
+    PPC_SYMBOL(ppc_bernoulli_avglogfactor_obs_n),
+};
+
+int64_t width(int64_t k) {
+  (void)k;
+  return 1;
+}
+
+std::vector<double> pointMass(double c, int64_t) { return {c}; }
+
+std::vector<std::string> outputColumns(int64_t k) {
+  (void)k;
+  return {"p"};
+}
+
+void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_unused]] const double *stats,
+                        std::vector<double> &out) {
+  (void)k;
+  out.push_back(stats[0]);
+}
+
+} // namespace
+
+extern const FactorEntry kBernoulli = {
+    {Family::Bernoulli, kMessages, "ppc_bernoulli_avglogfactor", "ppc_bernoulli_avglogfactor_obs_n", kReadSampleAnd1},
+    "ppc_bernoulli_entropy_n",
+    "ppc_bernoulli_stats_n",
+    false,
+    width,
+    pointMass,
+    outputColumns,
+    standardParameters,
+    kPatterns,
+    kSymbols,
+};
+
+} // namespace ppc::rt::factors
+#endif // PPC_RUNTIME_BITCODE

@@ -1,0 +1,162 @@
+//===- runtime/factors/Categorical.cpp - the Categorical family -----------===//
+//
+// The Categorical distribution over {0, ..., K-1}, with Dirichlet or Beta
+// probabilities: n rows of K log-potentials, statistics the probabilities.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/factors/Categorical.h"
+
+#include "runtime/kernels/KernelSupport.h"
+#include "runtime/kernels/Vector.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+
+// ===== Categorical =====
+
+PPC_ROW_KERNEL void ppc_categorical_stats_n(int64_t n, int64_t K, const double* eta, double* probs) {
+  // Blocks of rows at a time, so that the exponentials run as wide as the
+  // vectors however small K is: shift each row by its maximum, exponentiate
+  // the block as one flat array, normalize each row. Every row gets exactly
+  // ppc_softmax_inplace's values (the same operations on each entry).
+  constexpr int64_t kBlockRows = 256;
+  for (int64_t i0 = 0; i0 < n; i0 += kBlockRows) {
+    const int64_t rows = n - i0 < kBlockRows ? n - i0 : kBlockRows;
+    double* block = probs + i0 * K;
+    for (int64_t i = 0; i < rows; ++i) {
+      const double* e = eta + (i0 + i) * K;
+      double* p = block + i * K;
+      const double m = max8(K, e);
+      for (int64_t k = 0; k < K; ++k) p[k] = e[k] - m;
+    }
+    for (int64_t j = 0; j < rows * K; ++j) block[j] = vm::exp(block[j]);
+    for (int64_t i = 0; i < rows; ++i) {
+      double* p = block + i * K;
+      const double inv = 1.0 / reduce8(K, [&](int64_t k) { return p[k]; });
+      for (int64_t k = 0; k < K; ++k) p[k] *= inv;
+    }
+  }
+}
+
+PPC_ROW_KERNEL double ppc_categorical_lognorm_n(int64_t n, int64_t K, const double* eta) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += ppc_logsumexp(K, eta + i * K);
+  return total;
+}
+
+PPC_ROW_KERNEL double ppc_categorical_entropy_n(int64_t n, int64_t K, const double* probs) {
+  return -reduce8(n * K, [&](int64_t i) { return probs[i] > 0.0 ? probs[i] * vm::log(probs[i]) : 0.0; });
+}
+
+PPC_ROW_KERNEL double ppc_categorical_kl_n(int64_t n, int64_t K, const double* probs_q, const double* probs_p) {
+  return reduce8(n * K, [&](int64_t i) {
+    const double q = probs_q[i];
+    return q > 0.0 ? q * (vm::log(q) - vm::log(probs_p[i])) : 0.0;
+  });
+}
+
+void ppc_categorical_probs_avglog(int64_t K, const double* probs_x, double w, double* dst) {
+  for (int64_t k = 0; k < K; ++k) dst[k] += w * probs_x[k];
+}
+
+void ppc_categorical_probs_avglog_obs(int64_t /*K*/, int64_t x, double w, double* dst) { dst[x] += w; }
+
+void ppc_categorical_probs_avglog_obs_n(int64_t n, int64_t K, const int64_t* x, const int64_t* pidx,
+                                        const double* w, double* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[row(pidx, i) * K + x[i]] += weight(w, i);
+}
+
+void ppc_categorical_sample_avglog(int64_t K, const double* elog_p, double w, double* dst) {
+  for (int64_t k = 0; k < K; ++k) dst[k] += w * elog_p[k];
+}
+
+double ppc_categorical_avglogfactor(int64_t K, const double* probs_x, const double* elog_p) {
+  // 0 * (-inf) = 0: a category with q = 0 contributes nothing even if E log p = -inf.
+  return reduce8(K, [&](int64_t k) { return probs_x[k] > 0.0 ? probs_x[k] * elog_p[k] : 0.0; });
+}
+
+double ppc_categorical_avglogfactor_obs(int64_t /*K*/, int64_t x, const double* elog_p) { return elog_p[x]; }
+
+double ppc_categorical_avglogfactor_obs_n(int64_t n, int64_t K, const int64_t* x, const int64_t* pidx,
+                                          const double* w, const double* elog_p) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += weight(w, i) * elog_p[row(pidx, i) * K + x[i]];
+  return total;
+}
+
+}  // extern "C"
+
+#ifndef PPC_RUNTIME_BITCODE
+// ---- the catalogue's entry (not in the bitcode: kernels only) ----
+
+#include "runtime/Catalogue.h"
+#include "runtime/SymbolTable.h"
+
+namespace ppc::rt::factors {
+
+using namespace catalogue;
+
+namespace {
+
+constexpr MessageOperator kMessages[] = {{"ppc_categorical_sample_avglog", "", kReadParam1},
+     {"ppc_categorical_probs_avglog", "ppc_categorical_probs_avglog_obs_n", kReadSample}};
+
+constexpr KernelPattern kPatterns[] = {
+    {"ppc_categorical_sample_avglog", "D0 S1 w d"},
+    {"ppc_categorical_probs_avglog", "D1 S0 w d"},
+    {"ppc_categorical_probs_avglog_obs_n", "1 D1 I0 0 W d"},
+    {"ppc_categorical_avglogfactor", "D0 S0 S1"},
+    {"ppc_categorical_avglogfactor_obs_n", "1 D1 I0 0 W S1"},
+    {"ppc_categorical_entropy_n", "1 D0 S0"},
+};
+
+const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_categorical_stats_n),
+    PPC_SYMBOL(ppc_categorical_lognorm_n),
+    PPC_SYMBOL(ppc_categorical_entropy_n),
+    PPC_SYMBOL(ppc_categorical_kl_n),
+    PPC_SYMBOL(ppc_categorical_probs_avglog),
+    PPC_SYMBOL(ppc_categorical_probs_avglog_obs),
+    PPC_SYMBOL(ppc_categorical_probs_avglog_obs_n),
+    PPC_SYMBOL(ppc_categorical_sample_avglog),
+    PPC_SYMBOL(ppc_categorical_avglogfactor),
+    PPC_SYMBOL(ppc_categorical_avglogfactor_obs),
+    PPC_SYMBOL(ppc_categorical_avglogfactor_obs_n),
+};
+
+int64_t width(int64_t k) {
+  return k;
+}
+
+std::vector<double> pointMass(double c, int64_t) { return {c}; }
+
+std::vector<std::string> outputColumns(int64_t k) {
+  return catalogue::indexedColumns("p_", k);
+}
+
+void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_unused]] const double *stats,
+                        std::vector<double> &out) {
+  for (int64_t i = 0; i < k; ++i)
+    out.push_back(stats[i]);
+}
+
+} // namespace
+
+extern const FactorEntry kCategorical = {
+    {Family::Categorical, kMessages, "ppc_categorical_avglogfactor", "ppc_categorical_avglogfactor_obs_n", kReadSampleAnd1},
+    "ppc_categorical_entropy_n",
+    "ppc_categorical_stats_n",
+    true,
+    width,
+    pointMass,
+    outputColumns,
+    standardParameters,
+    kPatterns,
+    kSymbols,
+};
+
+} // namespace ppc::rt::factors
+#endif // PPC_RUNTIME_BITCODE

@@ -1,0 +1,203 @@
+//===- runtime/factors/Dirichlet.cpp - the Dirichlet family ---------------===//
+//
+// The Dirichlet distribution over the simplex (and the symmetric prior of
+// LDA's topics and documents): n rows of K, natural parameters alpha - 1,
+// statistics E log p.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/factors/Dirichlet.h"
+
+#include "runtime/kernels/KernelSupport.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+
+// ===== Dirichlet =====
+
+PPC_ROW_KERNEL void ppc_dirichlet_elog_n(int64_t n, int64_t K, const double* alpha, double* elog) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double* a = alpha + i * K;
+    double* e = elog + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return a[k]; });
+    digammaRowMinus(K, a, 0.0, s, e);
+  }
+}
+
+PPC_ROW_KERNEL void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* eta, double* elog) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double* a = eta + i * K;
+    double* e = elog + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return a[k] + 1.0; });
+    digammaRowMinus(K, a, 1.0, s, e);
+  }
+}
+
+PPC_ROW_KERNEL double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* e = eta + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return e[k] + 1.0; });
+    const double lg = reduce8(K, [&](int64_t k) { return vm::lgamma_pos(e[k] + 1.0); });
+    total += lg - vm::lgamma_pos(s);
+  }
+  return total;
+}
+
+PPC_ROW_KERNEL double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta, const double* elog) {
+  // H = log B(alpha) + (alpha0 - K) psi(alpha0) - sum_k (alpha_k - 1) psi(alpha_k), and
+  // psi(alpha_k) = E log p_k + psi(alpha0): the psi(alpha0) terms cancel.
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* e = eta + i * K;
+    const double* l = elog + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return e[k] + 1.0; });
+    const double lg = reduce8(K, [&](int64_t k) { return vm::lgamma_pos(e[k] + 1.0) - e[k] * l[k]; });
+    total += lg - vm::lgamma_pos(s);
+  }
+  return total;
+}
+
+PPC_ROW_KERNEL void ppc_dirichlet_stats_lognorm_n(int64_t n, int64_t K, const double* eta, double* elog,
+                                                  double* lognorm) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double* a = eta + i * K;
+    const double s = reduce8(K, [&](int64_t k) { return a[k] + 1.0; });
+    lognorm[i] = digammaLgammaRowMinus(K, a, 1.0, s, elog + i * K);
+  }
+}
+
+PPC_ROW_KERNEL double ppc_dirichlet_entropy_lognorm_n(int64_t n, int64_t K, const double* eta, const double* elog,
+                                                      const double* lognorm) {
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* e = eta + i * K;
+    const double* l = elog + i * K;
+    total += lognorm[i] - reduce8(K, [&](int64_t k) { return e[k] * l[k]; });
+  }
+  return total;
+}
+
+PPC_ROW_KERNEL double ppc_dirichlet_kl_n(int64_t n, int64_t K, const double* eta_q, const double* eta_p) {
+  // KL = A(p) - A(q) - <eta_p - eta_q, E_q log x>
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* q = eta_q + i * K;
+    const double* p = eta_p + i * K;
+    const double sq = reduce8(K, [&](int64_t k) { return q[k] + 1.0; });
+    const double sp = reduce8(K, [&](int64_t k) { return p[k] + 1.0; });
+    const double dsq = vm::digamma_pos(sq);
+    const double v = reduce8(K, [&](int64_t k) {
+      return vm::lgamma_pos(p[k] + 1.0) - vm::lgamma_pos(q[k] + 1.0) -
+             (p[k] - q[k]) * (vm::digamma_pos(q[k] + 1.0) - dsq);
+    });
+    total += v - vm::lgamma_pos(sp) + vm::lgamma_pos(sq);
+  }
+  return total;
+}
+
+PPC_ROW_KERNEL void ppc_dirichlet_probs_avglog(int64_t K, const double* alpha, double w, double* dst) {
+  for (int64_t k = 0; k < K; ++k) dst[k] += w * (alpha[k] - 1.0);
+}
+
+PPC_ROW_KERNEL void ppc_dirichlet_probs_avglog_n(int64_t n, int64_t K, const double* alpha, double w, double* dst) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < K; ++k) dst[i * K + k] += w * (alpha[k] - 1.0);
+}
+
+PPC_ROW_KERNEL double ppc_dirichlet_avglogfactor(int64_t K, const double* alpha, const double* elog_p) {
+  return -dirichletLogB(K, alpha) + reduce8(K, [&](int64_t k) { return (alpha[k] - 1.0) * elog_p[k]; });
+}
+
+PPC_ROW_KERNEL double ppc_dirichlet_sym_avglogfactor(int64_t K, double alpha, const double* elog_p) {
+  const double logB = static_cast<double>(K) * vm::lgamma_pos(alpha) - vm::lgamma_pos(static_cast<double>(K) * alpha);
+  return -logB + (alpha - 1.0) * reduce8(K, [&](int64_t k) { return elog_p[k]; });
+}
+
+PPC_ROW_KERNEL double ppc_dirichlet_avglogfactor_n(int64_t n, int64_t K, const double* alpha, const double* elog_p) {
+  const double logB = dirichletLogB(K, alpha);
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double* e = elog_p + i * K;
+    total += reduce8(K, [&](int64_t k) { return (alpha[k] - 1.0) * e[k]; });
+  }
+  return total - static_cast<double>(n) * logB;
+}
+
+void ppc_dirichlet_pointmass_stats(int64_t K, const double* p, double* stats) {
+  for (int64_t k = 0; k < K; ++k) stats[k] = vm::log(p[k]);
+}
+
+}  // extern "C"
+
+#ifndef PPC_RUNTIME_BITCODE
+// ---- the catalogue's entry (not in the bitcode: kernels only) ----
+
+#include "runtime/Catalogue.h"
+#include "runtime/SymbolTable.h"
+
+namespace ppc::rt::factors {
+
+using namespace catalogue;
+
+namespace {
+
+constexpr MessageOperator kMessages[] = {{"ppc_dirichlet_probs_avglog", "", kNone}, kNoMessage, kNoMessage};
+
+constexpr KernelPattern kPatterns[] = {
+    {"ppc_dirichlet_probs_avglog", "D0 A1 w d"},
+    {"ppc_dirichlet_sym_avglogfactor", "D0 C1 S0"},
+    {"ppc_dirichlet_entropy_n", "1 D0 N0 S0"},
+};
+
+const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_dirichlet_elog_n),
+    PPC_SYMBOL(ppc_dirichlet_stats_n),
+    PPC_SYMBOL(ppc_dirichlet_lognorm_n),
+    PPC_SYMBOL(ppc_dirichlet_entropy_n),
+    PPC_SYMBOL(ppc_dirichlet_stats_lognorm_n),
+    PPC_SYMBOL(ppc_dirichlet_entropy_lognorm_n),
+    PPC_SYMBOL(ppc_dirichlet_kl_n),
+    PPC_SYMBOL(ppc_dirichlet_probs_avglog),
+    PPC_SYMBOL(ppc_dirichlet_probs_avglog_n),
+    PPC_SYMBOL(ppc_dirichlet_avglogfactor),
+    PPC_SYMBOL(ppc_dirichlet_sym_avglogfactor),
+    PPC_SYMBOL(ppc_dirichlet_avglogfactor_n),
+    PPC_SYMBOL(ppc_dirichlet_pointmass_stats),
+};
+
+int64_t width(int64_t k) {
+  return k;
+}
+
+std::vector<double> pointMass(double c, int64_t) { return {c}; }
+
+std::vector<std::string> outputColumns(int64_t k) {
+  return catalogue::indexedColumns("alpha_", k);
+}
+
+void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_unused]] const double *stats,
+                        std::vector<double> &out) {
+  for (int64_t i = 0; i < k; ++i)
+    out.push_back(eta[i] + 1);
+}
+
+} // namespace
+
+extern const FactorEntry kDirichlet = {
+    {Family::Dirichlet, kMessages, "ppc_dirichlet_sym_avglogfactor", "", kReadSampleOnly},
+    "ppc_dirichlet_entropy_n",
+    "ppc_dirichlet_stats_n",
+    true,
+    width,
+    pointMass,
+    outputColumns,
+    standardParameters,
+    kPatterns,
+    kSymbols,
+};
+
+} // namespace ppc::rt::factors
+#endif // PPC_RUNTIME_BITCODE

@@ -1,0 +1,196 @@
+//===- runtime/factors/Wishart.cpp - the Wishart family -------------------===//
+//
+// The Wishart distribution (dof nu, scale S) over D x D precision matrices:
+// natural parameters (-S^-1/2, (nu-D-1)/2), statistics (E Lambda,
+// E log|Lambda|); E[Lambda] = nu S.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/factors/Wishart.h"
+
+#include "runtime/kernels/KernelSupport.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+
+// ===== Wishart =====
+
+int ppc_wishart_stats(int64_t D, const double* eta, double* stats, double* scratch) {
+  double* L = scratch;
+  double* S = scratch + D * D;
+  const WishartParts p = wishartParts(D, eta, L);
+  if (!p.ok) return 1;
+  choleskyInverse(D, L, S);
+  for (int64_t i = 0; i < D * D; ++i) stats[i] = p.nu * S[i];
+  stats[D * D] = wishartElogdet(D, p.nu, p.logdetS);
+  return 0;
+}
+
+double ppc_wishart_lognorm_params(int64_t D, double nu, double logdet_S) {
+  return 0.5 * nu * logdet_S + 0.5 * nu * static_cast<double>(D) * kLog2 + lmvgamma(D, 0.5 * nu);
+}
+
+double ppc_wishart_lognorm(int64_t D, const double* eta, double* scratch) {
+  const WishartParts p = wishartParts(D, eta, scratch);
+  if (!p.ok) return vm::kNaN;
+  return ppc_wishart_lognorm_params(D, p.nu, p.logdetS);
+}
+
+double ppc_wishart_entropy(int64_t D, const double* eta, double* scratch) {
+  // H = A + nu D / 2 - (nu - D - 1)/2 E log|Lambda|
+  const WishartParts p = wishartParts(D, eta, scratch);
+  if (!p.ok) return vm::kNaN;
+  const double dd = static_cast<double>(D);
+  return ppc_wishart_lognorm_params(D, p.nu, p.logdetS) + 0.5 * p.nu * dd -
+         0.5 * (p.nu - dd - 1.0) * wishartElogdet(D, p.nu, p.logdetS);
+}
+
+double ppc_wishart_kl(int64_t D, const double* eta_q, const double* eta_p, double* scratch) {
+  double* stats = scratch + 2 * D * D + D;  // D*D + 1 more doubles
+  if (ppc_wishart_stats(D, eta_q, stats, scratch)) return vm::kNaN;
+  const double Ap = ppc_wishart_lognorm(D, eta_p, scratch);
+  const double Aq = ppc_wishart_lognorm(D, eta_q, scratch);
+  double inner = 0.0;
+  for (int64_t i = 0; i < D * D + 1; ++i) inner += (eta_p[i] - eta_q[i]) * stats[i];
+  return Ap - Aq - inner;
+}
+
+void ppc_wishart_sample_avglog(int64_t D, double nu, const double* S_inv, double w, double* dst) {
+  for (int64_t i = 0; i < D * D; ++i) dst[i] -= 0.5 * w * S_inv[i];
+  dst[D * D] += 0.5 * w * (nu - static_cast<double>(D) - 1.0);
+}
+
+double ppc_wishart_avglogfactor(int64_t D, double nu, const double* S_inv, double logdet_S,
+                                const double* stats_L) {
+  double tr = 0.0;
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j) tr += S_inv[i * D + j] * stats_L[j * D + i];
+  return 0.5 * (nu - static_cast<double>(D) - 1.0) * stats_L[D * D] - 0.5 * tr -
+         ppc_wishart_lognorm_params(D, nu, logdet_S);
+}
+
+PPC_ROW_KERNEL void ppc_wishart_stats_n(int64_t n, int64_t D, const double* eta, double* stats) {
+  const int64_t width = D * D + 1;
+  MvScratch scratch(D);
+  for (int64_t i = 0; i < n; ++i)
+    if (ppc_wishart_stats(D, eta + i * width, stats + i * width, scratch.p))
+      for (int64_t j = 0; j < width; ++j) stats[i * width + j] = vm::kNaN;
+}
+
+PPC_ROW_KERNEL double ppc_wishart_entropy_n(int64_t n, int64_t D, const double* eta) {
+  MvScratch scratch(D);
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += ppc_wishart_entropy(D, eta + i * (D * D + 1), scratch.p);
+  return total;
+}
+
+void ppc_wishart_iso_sample_avglog(int64_t D, double nu, double s, double w, double* dst) {
+  const double h = -0.5 * w / s;
+  for (int64_t i = 0; i < D; ++i) dst[i * D + i] += h;
+  dst[D * D] += 0.5 * w * (nu - static_cast<double>(D) - 1.0);
+}
+
+double ppc_wishart_iso_avglogfactor(int64_t D, double nu, double s, const double* stats_L) {
+  double tr = 0.0;
+  for (int64_t i = 0; i < D; ++i) tr += stats_L[i * D + i];
+  const double dd = static_cast<double>(D);
+  return 0.5 * (nu - dd - 1.0) * stats_L[D * D] - 0.5 * tr / s -
+         ppc_wishart_lognorm_params(D, nu, dd * vm::log(s));
+}
+
+int ppc_wishart_pointmass_stats(int64_t D, const double* lambda, double* stats, double* scratch) {
+  for (int64_t i = 0; i < D * D; ++i) {
+    stats[i] = lambda[i];
+    scratch[i] = lambda[i];
+  }
+  if (!cholesky(D, scratch)) return 1;
+  stats[D * D] = logdetFromCholesky(D, scratch);
+  return 0;
+}
+
+}  // extern "C"
+
+#ifndef PPC_RUNTIME_BITCODE
+// ---- the catalogue's entry (not in the bitcode: kernels only) ----
+
+#include "runtime/Catalogue.h"
+#include "runtime/SymbolTable.h"
+
+namespace ppc::rt::factors {
+
+using namespace catalogue;
+
+namespace {
+
+constexpr MessageOperator kMessages[] = {{"ppc_wishart_iso_sample_avglog", "", kNone}, kNoMessage, kNoMessage, kNoMessage};
+
+constexpr KernelPattern kPatterns[] = {
+    {"ppc_wishart_iso_sample_avglog", "D0 V1 V2 w d"},
+    {"ppc_wishart_iso_avglogfactor", "D0 V1 V2 S0"},
+    {"ppc_wishart_entropy_n", "1 D0 N0"},
+};
+
+const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_wishart_stats_n),
+    PPC_SYMBOL(ppc_wishart_entropy_n),
+    PPC_SYMBOL(ppc_wishart_iso_sample_avglog),
+    PPC_SYMBOL(ppc_wishart_iso_avglogfactor),
+    PPC_SYMBOL(ppc_wishart_stats),
+    PPC_SYMBOL(ppc_wishart_lognorm),
+    PPC_SYMBOL(ppc_wishart_lognorm_params),
+    PPC_SYMBOL(ppc_wishart_entropy),
+    PPC_SYMBOL(ppc_wishart_kl),
+    PPC_SYMBOL(ppc_wishart_sample_avglog),
+    PPC_SYMBOL(ppc_wishart_avglogfactor),
+    PPC_SYMBOL(ppc_wishart_pointmass_stats),
+};
+
+int64_t width(int64_t k) {
+  return k * k + 1;
+}
+
+std::vector<double> pointMass(double c, int64_t k) {
+  // (E L, E log|L|) of c I
+  std::vector<double> s(size_t(k * k + 1), 0.0);
+  for (int64_t i = 0; i < k; ++i)
+    s[size_t(i * k + i)] = c;
+  s[size_t(k * k)] = double(k) * std::log(c);
+  return s;
+}
+
+std::vector<std::string> outputColumns(int64_t k) {
+  std::vector<std::string> cols = {"dof"};
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      cols.push_back("scale_" + std::to_string(i) + "_" + std::to_string(j));
+  return cols;
+}
+
+void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_unused]] const double *stats,
+                        std::vector<double> &out) {
+  // dof = 2 eta2 + D + 1, scale = E[L] / dof
+  const double dof = 2 * eta[k * k] + double(k + 1);
+  out.push_back(dof);
+  for (int64_t i = 0; i < k * k; ++i)
+    out.push_back(stats[i] / dof);
+}
+
+} // namespace
+
+extern const FactorEntry kWishart = {
+    {Family::Wishart, kMessages, "ppc_wishart_iso_avglogfactor", "", kReadSampleOnly},
+    "ppc_wishart_entropy_n",
+    "ppc_wishart_stats_n",
+    true,
+    width,
+    pointMass,
+    outputColumns,
+    standardParameters,
+    kPatterns,
+    kSymbols,
+};
+
+} // namespace ppc::rt::factors
+#endif // PPC_RUNTIME_BITCODE

@@ -1,0 +1,224 @@
+//===- runtime/kernels/KernelSupport.h - what the kernels share (private) --===//
+//
+// The pieces several kernel files use: reductions in a fixed tree, padded
+// row tails of special functions, small dense SPD algebra, Wishart and
+// Dirichlet helpers, scratch for the multivariate kernels. All inline (or
+// vector-cloned) in an anonymous namespace, so that each kernel inlines them
+// as when they lived in one file. Include it only from runtime/factors/ and
+// runtime/kernels/ sources.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/VecMath.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+/// Scratch size (doubles) of the MvGaussian/Wishart kernels of dimension D.
+#ifndef PPC_MV_SCRATCH
+#define PPC_MV_SCRATCH(D) (3 * (D) * (D) + 2 * (D) + 1)
+#endif
+
+namespace {
+
+namespace vm = ppc::rt::vm;
+
+[[maybe_unused]] constexpr double kLog2 = 0.69314718055994530942;
+[[maybe_unused]] constexpr double kLog2Pi = 1.8378770664093454836;
+[[maybe_unused]] constexpr double kLogPi = 1.1447298858494001741;
+
+// Reductions with 8 independent partial sums combined in a fixed tree: the
+// loop vectorizes without -ffast-math and the result does not depend on the
+// vector width. Always inlined: only inside a kernel's AVX-512/AVX2 clone
+// does it run wide (GCC's unit-growth limits would otherwise leave some
+// copies out of line, compiled for the baseline).
+template <class F>
+__attribute__((always_inline)) inline double reduce8(int64_t n, F f) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += f(i + j);
+  double s = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+  for (; i < n; ++i) s += f(i);
+  return s;
+}
+
+// A row's last partial block of 8 entries as one 8-lane vector, padded: a
+// special function in a scalar remainder loop costs about as much as 8
+// lanes (LDA's documents, 20 topics: 2 vectors and 4 scalar digammas
+// before, 3 vectors now). Lane for lane the same arithmetic as the
+// vector loop, so the results do not change.
+constexpr int64_t kLanes = 8;
+
+/// e[k] = digamma(a[k] + offset) - digamma(s) over a row of K entries;
+/// digamma(s) runs in the padded block's first spare lane.
+__attribute__((always_inline)) inline void digammaRowMinus(int64_t K, const double* a, double offset, double s,
+                                                           double* e) {
+  if (K <= 0) return;
+  const int64_t full = K - K % kLanes, rest = K - full;
+  double in[kLanes], out[kLanes];
+  for (int64_t j = 0; j < kLanes; ++j) in[j] = j < rest ? a[full + j] + offset : (j == rest ? s : 1.0);
+  for (int64_t j = 0; j < kLanes; ++j) out[j] = vm::digamma_pos(in[j]);
+  const double ds = out[rest];
+  for (int64_t k = 0; k < full; ++k) e[k] = vm::digamma_pos(a[k] + offset) - ds;
+  for (int64_t j = 0; j < rest; ++j) e[full + j] = out[j] - ds;
+}
+
+/// digammaRowMinus, and returns sum_k lgamma(a[k] + offset) - lgamma(s) (a
+/// Dirichlet's log normalizer): the lgamma shares each entry's shift and
+/// log with its digamma, and lgamma(s) runs in the padded lane with
+/// digamma(s).
+__attribute__((always_inline)) inline double digammaLgammaRowMinus(int64_t K, const double* a, double offset, double s,
+                                                                  double* e) {
+  if (K <= 0) return -vm::lgamma_pos(s);
+  const int64_t full = K - K % kLanes, rest = K - full;
+  double in[kLanes], out[kLanes], lg[kLanes];
+  for (int64_t j = 0; j < kLanes; ++j) in[j] = j < rest ? a[full + j] + offset : (j == rest ? s : 1.0);
+  for (int64_t j = 0; j < kLanes; ++j) out[j] = vm::digamma_lgamma_pos(in[j], lg[j]);
+  const double ds = out[rest];
+  double acc[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int64_t k = 0; k < full; k += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      double l;
+      e[k + j] = vm::digamma_lgamma_pos(a[k + j] + offset, l) - ds;
+      acc[j] += l;
+    }
+  double sum = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+  for (int64_t j = 0; j < rest; ++j) {
+    e[full + j] = out[j] - ds;
+    sum += lg[j];
+  }
+  return sum - lg[rest];
+}
+
+__attribute__((always_inline)) inline double max8(int64_t n, const double* x) {
+  double acc[8] = {-vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+  double m = acc[0];
+  for (int j = 1; j < 8; ++j) m = acc[j] > m ? acc[j] : m;
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+inline int64_t row(const int64_t* pidx, int64_t i) { return pidx ? pidx[i] : 0; }
+inline double weight(const double* w, int64_t i) { return w ? w[i] : 1.0; }
+
+// ---- small dense SPD algebra (row-major) ----
+
+// In-place lower Cholesky factor of A (D x D, its lower triangle is read);
+// returns false if not PD. Right-looking on U = L^T, kept in the upper
+// triangle: once row j of U is final, every later row k loses U_jk times
+// row j's tail, a contiguous axpy (no reductions: it vectorizes as it is).
+PPC_VECTOR_CLONES inline bool cholesky(int64_t D, double* L) {
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < i; ++j) L[j * D + i] = L[i * D + j];
+  for (int64_t j = 0; j < D; ++j) {
+    double* uj = L + j * D;
+    const double d = uj[j];
+    if (!(d > 0.0)) return false;  // also rejects NaN
+    const double r = __builtin_sqrt(d);
+    uj[j] = r;
+    for (int64_t c = j + 1; c < D; ++c) uj[c] /= r;
+    for (int64_t k = j + 1; k < D; ++k) {
+      const double f = uj[k];
+      double* uk = L + k * D;
+      for (int64_t c = k; c < D; ++c) uk[c] -= f * uj[c];
+    }
+  }
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < i; ++j) {
+      L[i * D + j] = L[j * D + i];
+      L[j * D + i] = 0.0;  // clear the upper triangle
+    }
+  return true;
+}
+
+// inv = (L L^T)^-1 from the Cholesky factor L, which is overwritten with L^-1.
+// Both steps are contiguous row updates (axpys over row prefixes/suffixes):
+//   row i of L^-1 = (e_i - sum_{k<i} L_ik row k of L^-1) / L_ii   (inv's row i as the accumulator)
+//   inv_ab = sum_{k >= max(a,b)} L^-1_ka L^-1_kb                  (upper half, then mirrored)
+PPC_VECTOR_CLONES inline void choleskyInverse(int64_t D, double* L, double* inv) {
+  for (int64_t i = 0; i < D; ++i) {
+    double* li = L + i * D;
+    double* acc = inv + i * D;
+    for (int64_t j = 0; j <= i; ++j) acc[j] = 0.0;
+    for (int64_t k = 0; k < i; ++k) {
+      const double c = li[k];
+      const double* wk = L + k * D;
+      for (int64_t j = 0; j <= k; ++j) acc[j] -= c * wk[j];
+    }
+    const double r = 1.0 / li[i];
+    for (int64_t j = 0; j < i; ++j) li[j] = acc[j] * r;
+    li[i] = r;
+  }
+  for (int64_t a = 0; a < D; ++a) {
+    double* row = inv + a * D;
+    for (int64_t b = a; b < D; ++b) row[b] = 0.0;
+    for (int64_t k = a; k < D; ++k) {
+      const double* wk = L + k * D;
+      const double c = wk[a];
+      for (int64_t b = a; b <= k; ++b) row[b] += c * wk[b];
+    }
+  }
+  for (int64_t a = 0; a < D; ++a)
+    for (int64_t b = 0; b < a; ++b) inv[a * D + b] = inv[b * D + a];
+}
+
+inline double logdetFromCholesky(int64_t D, const double* L) {
+  double s = 0.0;
+  for (int64_t i = 0; i < D; ++i) s += vm::log(L[i * D + i]);
+  return 2.0 * s;
+}
+
+inline double lmvgamma(int64_t D, double a) {
+  double r = 0.25 * static_cast<double>(D * (D - 1)) * kLogPi;
+  for (int64_t i = 1; i <= D; ++i) r += vm::lgamma_pos(a + 0.5 * static_cast<double>(1 - i));
+  return r;
+}
+
+inline double mvdigamma(int64_t D, double a) {
+  double r = 0.0;
+  for (int64_t i = 1; i <= D; ++i) r += vm::digamma_pos(a + 0.5 * static_cast<double>(1 - i));
+  return r;
+}
+
+// Dirichlet pieces on one row of alpha.
+inline double dirichletLogB(int64_t K, const double* alpha) {
+  const double s = reduce8(K, [&](int64_t k) { return alpha[k]; });
+  const double lg = reduce8(K, [&](int64_t k) { return vm::lgamma_pos(alpha[k]); });
+  return lg - vm::lgamma_pos(s);
+}
+
+// Wishart: from eta (D*D + 1) compute S^-1 (=-2 eta1) Cholesky and nu.
+struct WishartParts {
+  double nu;
+  double logdetS;  // log |S| = -log |S^-1|
+  bool ok;
+};
+
+inline WishartParts wishartParts(int64_t D, const double* eta, double* L) {
+  for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[i];
+  WishartParts p;
+  p.nu = 2.0 * eta[D * D] + static_cast<double>(D + 1);
+  p.ok = cholesky(D, L) && p.nu > static_cast<double>(D - 1);
+  p.logdetS = p.ok ? -logdetFromCholesky(D, L) : vm::kNaN;
+  return p;
+}
+
+inline double wishartElogdet(int64_t D, double nu, double logdetS) {
+  return mvdigamma(D, 0.5 * nu) + static_cast<double>(D) * kLog2 + logdetS;
+}
+
+// Scratch for the row kernels below: PPC_MV_SCRATCH(D) doubles, freed on return.
+struct MvScratch {
+  double* p;
+  explicit MvScratch(int64_t D)
+      : p(static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(PPC_MV_SCRATCH(D) + D * D + 1)))) {}
+  ~MvScratch() { std::free(p); }
+};
+}  // namespace

@@ -1,0 +1,26 @@
+//===- runtime/kernels/PlateStatistics.h - Gaussian data statistics -------===//
+//
+// A data plate's weighted moments and the quadratic forms of every datum
+// with every case's natural parameters (codegen/transforms/BatchStatistics.cpp).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+
+// ===== Gaussian statistics of a whole data plate (codegen/BatchStatistics.cpp) =====
+// T(x) = (x, x x^T) for the n rows x_i of D doubles (D = 1: the Gaussian's (x, x^2)).
+/// means[j] = sum_i w[i][j] T(x_i) / totals[j], totals[j] = sum_i w[i][j], for the
+/// n x k weights w (a zero row where totals[j] = 0). Rows of means: D + D*D.
+/// memo (nullable, 1 + n*k doubles, zeros at first): returns at once when w
+/// equals the weights memo holds (bitwise), the means and totals being theirs;
+/// otherwise computes them and keeps a copy of w in memo.
+void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D, const double* x, double* means,
+                                   double* totals, double* memo);
+/// out[i][j] = <T(x_i), eta[j]> + offsets[j] for the k rows eta[j] of D + D*D doubles.
+void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
+                                  const double* offsets, double* out);
+
+}  // extern "C"
