@@ -111,12 +111,13 @@ from scipy.special import digamma, gammaln, logsumexp, multigammaln  # noqa: E40
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PPC = os.path.join(ROOT, "build", "bin", "ppc")
 MODEL = os.path.join(ROOT, "examples", "gaussian_mixture_full.ppl")
-DATA_DIR = os.path.join(os.path.dirname(ROOT), "shared", "data")
+# The data the repository ships (examples/data/README.md says where it comes from).
+DATA_DIR = os.path.join(ROOT, "examples", "data")
 
 DATASETS = {
-    "digits": {"file": os.path.join(DATA_DIR, "binary", "digits_counts.csv"), "map": "x=p*",
+    "digits": {"file": os.path.join(DATA_DIR, "digits_counts.csv"), "map": "x=p*",
                "K": 10, "alpha": 1.0, "m0": 0.0, "p0": 0.01, "nu0": 66.0, "s0": 1.0 / 66.0},
-    "faithful": {"file": os.path.join(DATA_DIR, "gmm", "faithful.csv"), "map": "x=eruptions,waiting",
+    "faithful": {"file": os.path.join(DATA_DIR, "faithful.csv"), "map": "x=eruptions,waiting",
                  "K": 6, "alpha": 1.0, "m0": 0.0, "p0": 0.001, "nu0": 4.0, "s0": 0.25},
 }
 LOG2PI = np.log(2 * np.pi)
