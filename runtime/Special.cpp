@@ -83,11 +83,18 @@ PPC_ROW_KERNEL void ppc_log_n(int64_t n, const double* x, double* out) {
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_digamma_n)
+PPC_DECLARE_CLONES(ppc_trigamma_n)
+PPC_DECLARE_CLONES(ppc_lgamma_n)
+PPC_DECLARE_CLONES(ppc_exp_n)
+PPC_DECLARE_CLONES(ppc_log_n)
+
 namespace ppc::rt::factors {
 namespace {
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_digamma_n), PPC_SYMBOL(ppc_trigamma_n), PPC_SYMBOL(ppc_lgamma_n),
-    PPC_SYMBOL(ppc_exp_n),     PPC_SYMBOL(ppc_log_n),
+    PPC_ROW_SYMBOL(ppc_digamma_n), PPC_ROW_SYMBOL(ppc_trigamma_n), PPC_ROW_SYMBOL(ppc_lgamma_n),
+    PPC_ROW_SYMBOL(ppc_exp_n),     PPC_ROW_SYMBOL(ppc_log_n),
 };
 } // namespace
 

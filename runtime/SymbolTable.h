@@ -45,16 +45,16 @@ template <typename T> T unpack(const KernelValue &v) {
 template <typename F> struct KernelTraits;
 template <typename R, typename... A> struct KernelTraits<R (*)(A...)> {
   static constexpr std::array<char, sizeof...(A) + 2> signature{typeLetter<R>(), typeLetter<A>()..., '\0'};
-  template <auto Fn, size_t... I> static double call(const KernelValue *args, std::index_sequence<I...>) {
+  template <size_t... I> static double call(R (*fn)(A...), const KernelValue *args, std::index_sequence<I...>) {
     if constexpr (std::is_void_v<R>) {
-      Fn(unpack<A>(args[I])...);
+      fn(unpack<A>(args[I])...);
       return 0;
     } else {
-      return static_cast<double>(Fn(unpack<A>(args[I])...));
+      return static_cast<double>(fn(unpack<A>(args[I])...));
     }
   }
-  template <auto Fn> static double invoke(const KernelValue *args) {
-    return call<Fn>(args, std::index_sequence_for<A...>{});
+  static double invoke(void *address, const KernelValue *args) {
+    return call(reinterpret_cast<R (*)(A...)>(address), args, std::index_sequence_for<A...>{});
   }
 };
 
@@ -68,5 +68,28 @@ template <auto Fn> struct Kernel {
 #define PPC_SYMBOL(name)                                                                                         \
   ::ppc::rt::RuntimeSymbol {                                                                                     \
     #name, reinterpret_cast<void *>(&name), ::ppc::rt::symbols::Kernel<&name>::signature,                        \
-        &::ppc::rt::symbols::Kernel<&name>::Traits::invoke<&name>                                                \
+        &::ppc::rt::symbols::Kernel<&name>::Traits::invoke, {}                                                   \
   }
+
+// A PPC_ROW_KERNEL (runtime/VecMath.h) is compiled once per vector ISA by
+// GCC's target_clones, as local symbols NAME.default, NAME.avx2 and
+// NAME.avx512f of the kernel's own object file: PPC_DECLARE_CLONES(name),
+// in that file, names them, and PPC_ROW_SYMBOL(name) records them, so that
+// `ppc --cpu` can choose a copy (runtime/VectorIsa.h) instead of the one the
+// CPU would pick.
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__gnu_linux__)
+#define PPC_DECLARE_CLONES(name)                                                                                 \
+  extern "C" decltype(name) name##_clone_default __asm__(#name ".default");                                     \
+  extern "C" decltype(name) name##_clone_avx2 __asm__(#name ".avx2");                                           \
+  extern "C" decltype(name) name##_clone_avx512 __asm__(#name ".avx512f");
+#define PPC_ROW_SYMBOL(name)                                                                                     \
+  ::ppc::rt::RuntimeSymbol {                                                                                     \
+    #name, reinterpret_cast<void *>(&name), ::ppc::rt::symbols::Kernel<&name>::signature,                        \
+        &::ppc::rt::symbols::Kernel<&name>::Traits::invoke,                                                      \
+        {reinterpret_cast<void *>(&name##_clone_default), reinterpret_cast<void *>(&name##_clone_avx2),           \
+         reinterpret_cast<void *>(&name##_clone_avx512)}                                                         \
+  }
+#else
+#define PPC_DECLARE_CLONES(name)
+#define PPC_ROW_SYMBOL(name) PPC_SYMBOL(name)
+#endif

@@ -9,6 +9,7 @@
 #include "runtime/Symbols.h"
 
 #include "runtime/Catalogue.h"
+#include "runtime/VectorIsa.h"
 
 #include <algorithm>
 #include <vector>
@@ -26,6 +27,11 @@ struct Table {
     for (const KernelGroup *g : kernelGroups())
       for (const RuntimeSymbol &s : g->symbols)
         symbols.push_back(s);
+    // A choice made before the table existed (ppc --cpu).
+    if (vectorIsaOverridden())
+      for (RuntimeSymbol &s : symbols)
+        if (s.clones[int(vectorIsa())])
+          s.address = s.clones[int(vectorIsa())];
     for (const RuntimeSymbol &s : symbols)
       byName.push_back(&s);
     std::sort(byName.begin(), byName.end(),
@@ -33,8 +39,8 @@ struct Table {
   }
 };
 
-const Table &table() {
-  static const Table t;
+Table &table() {
+  static Table t;
   return t;
 }
 
@@ -45,6 +51,12 @@ std::span<const RuntimeSymbol> runtimeSymbols() { return table().symbols; }
 void *findRuntimeSymbol(std::string_view name) {
   const RuntimeSymbol *s = findRuntimeKernel(name);
   return s ? s->address : nullptr;
+}
+
+void selectKernelClones(VectorIsa isa) {
+  for (RuntimeSymbol &s : table().symbols)
+    if (s.clones[int(isa)])
+      s.address = s.clones[int(isa)];
 }
 
 const RuntimeSymbol *findRuntimeKernel(std::string_view name) {

@@ -20,6 +20,7 @@
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "runtime/Binding.h"
+#include "runtime/VectorIsa.h"
 #include "tools/Driver.h"
 #include "tools/Repl.h"
 
@@ -220,6 +221,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   options["seed"] = std::to_string(flags.run.seed);
   options["threads"] = std::to_string(flags.threads);
   options["l2_cache_bytes"] = std::to_string(plan->l2CacheBytes);
+  options["vector_isa"] = std::string(rt::describe(rt::vectorIsa()));
   if (gComm)
     options["processes"] = std::to_string(gComm->size());
   summary.options = std::move(options);
@@ -397,6 +399,11 @@ int main(int argc, char **argv) {
   app.add_option("--l2-cache", l2Cache,
                  "the per-core L2 cache the plan's blocking is sized to (bytes, or with K or M: 2M); default: "
                  "this machine's");
+  std::string cpu;
+  app.add_option("--cpu", cpu,
+                 "generate and run code for this vector ISA level instead of this CPU's best: x86-64 (SSE2), "
+                 "x86-64-v3 (AVX2 + FMA), x86-64-v4 (AVX-512), native; the JIT targets it and the runtime's "
+                 "kernels use their copies for it (to measure another CPU's code path on this one)");
   app.add_flag("-q,--quiet", run.quiet, "no progress lines");
   app.add_flag("--version", version, "print the version and exit");
   try {
@@ -459,6 +466,14 @@ int main(int argc, char **argv) {
         std::stoll(digits) == 0)
       return usageError("--l2-cache: '" + l2Cache + "' is not a size (bytes, or a number with K or M: 2M)");
     run.plan.lowering.l2CacheBytes = std::stoll(digits) * unit;
+  }
+  if (app.count("--cpu")) {
+    std::optional<rt::VectorIsa> isa = rt::vectorIsaFromCpuName(cpu);
+    if (!isa)
+      return usageError("--cpu: '" + cpu + "' is not a CPU level ppc knows (x86-64, x86-64-v2, x86-64-v3, x86-64-v4, "
+                        "native)");
+    if (!rt::setVectorIsa(*isa, error))
+      return usageError("--cpu " + cpu + ": " + error);
   }
   if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
     return usageError("--emit=" + emit + " needs --infer FILE");

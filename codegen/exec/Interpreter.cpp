@@ -119,7 +119,7 @@ private:
             break;
           }
         }
-        double r = s.kernel->invoke(args);
+        double r = s.kernel->call(args);
         if (s.result == Stmt::Result::Elbo)
           elbo += evalDouble(s.scale) * r;
         else if (s.result == Stmt::Result::Slot)

@@ -3,6 +3,7 @@
 #include "codegen/exec/Executor.h"
 
 #include "runtime/Symbols.h"
+#include "runtime/VectorIsa.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -92,6 +93,21 @@ public:
 };
 } // namespace
 
+namespace {
+/// The host, or the generic CPU of the vector ISA level `ppc --cpu` chose
+/// (runtime/VectorIsa.h): x86-64-v3 code on an AVX-512 host, for instance.
+llvm::Expected<llvm::orc::JITTargetMachineBuilder> targetMachineBuilder() {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (jtmb && rt::vectorIsaOverridden()) {
+    jtmb->setCPU(std::string(rt::cpuNameOf(rt::vectorIsa())));
+    jtmb->getFeatures() = llvm::SubtargetFeatures();
+  }
+  if (jtmb)
+    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  return jtmb;
+}
+} // namespace
+
 std::unique_ptr<JitSession> JitSession::create(std::string &error) {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
@@ -99,12 +115,11 @@ std::unique_ptr<JitSession> JitSession::create(std::string &error) {
     return true;
   }();
   (void)initialized;
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  auto jtmb = targetMachineBuilder();
   if (!jtmb) {
     error = llvm::toString(jtmb.takeError());
     return nullptr;
   }
-  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   llvm::orc::LLJITBuilder builder;
   builder.setJITTargetMachineBuilder(std::move(*jtmb));
   const char *perf = std::getenv("PPC_PERF_MAP");
@@ -149,10 +164,9 @@ std::unique_ptr<JitSession> JitSession::create(std::string &error) {
 JitSession::~JitSession() = default;
 
 void JitSession::optimize(llvm::Module &m, std::string *printed) {
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  auto jtmb = targetMachineBuilder();
   std::unique_ptr<llvm::TargetMachine> tm;
   if (jtmb) {
-    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
     if (auto created = jtmb->createTargetMachine())
       tm = std::move(*created);
     else

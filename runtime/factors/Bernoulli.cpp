@@ -77,6 +77,12 @@ double ppc_bernoulli_avglogfactor_obs_n(int64_t n, const double* ex, const int64
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_bernoulli_stats_n)
+PPC_DECLARE_CLONES(ppc_bernoulli_lognorm_n)
+PPC_DECLARE_CLONES(ppc_bernoulli_entropy_n)
+PPC_DECLARE_CLONES(ppc_bernoulli_kl_n)
+
 namespace ppc::rt::factors {
 
 using namespace catalogue;
@@ -96,10 +102,10 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_bernoulli_stats_n),
-    PPC_SYMBOL(ppc_bernoulli_lognorm_n),
-    PPC_SYMBOL(ppc_bernoulli_entropy_n),
-    PPC_SYMBOL(ppc_bernoulli_kl_n),
+    PPC_ROW_SYMBOL(ppc_bernoulli_stats_n),
+    PPC_ROW_SYMBOL(ppc_bernoulli_lognorm_n),
+    PPC_ROW_SYMBOL(ppc_bernoulli_entropy_n),
+    PPC_ROW_SYMBOL(ppc_bernoulli_kl_n),
     PPC_SYMBOL(ppc_bernoulli_p_avglog),
     PPC_SYMBOL(ppc_bernoulli_p_avglog_obs_n),
     PPC_SYMBOL(ppc_bernoulli_sample_avglog),

@@ -95,6 +95,12 @@ double ppc_categorical_avglogfactor_obs_n(int64_t n, int64_t K, const int64_t* x
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_categorical_stats_n)
+PPC_DECLARE_CLONES(ppc_categorical_lognorm_n)
+PPC_DECLARE_CLONES(ppc_categorical_entropy_n)
+PPC_DECLARE_CLONES(ppc_categorical_kl_n)
+
 namespace ppc::rt::factors {
 
 using namespace catalogue;
@@ -114,10 +120,10 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_categorical_stats_n),
-    PPC_SYMBOL(ppc_categorical_lognorm_n),
-    PPC_SYMBOL(ppc_categorical_entropy_n),
-    PPC_SYMBOL(ppc_categorical_kl_n),
+    PPC_ROW_SYMBOL(ppc_categorical_stats_n),
+    PPC_ROW_SYMBOL(ppc_categorical_lognorm_n),
+    PPC_ROW_SYMBOL(ppc_categorical_entropy_n),
+    PPC_ROW_SYMBOL(ppc_categorical_kl_n),
     PPC_SYMBOL(ppc_categorical_probs_avglog),
     PPC_SYMBOL(ppc_categorical_probs_avglog_obs),
     PPC_SYMBOL(ppc_categorical_probs_avglog_obs_n),

@@ -138,6 +138,20 @@ void ppc_dirichlet_pointmass_stats(int64_t K, const double* p, double* stats) {
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_dirichlet_elog_n)
+PPC_DECLARE_CLONES(ppc_dirichlet_stats_n)
+PPC_DECLARE_CLONES(ppc_dirichlet_lognorm_n)
+PPC_DECLARE_CLONES(ppc_dirichlet_entropy_n)
+PPC_DECLARE_CLONES(ppc_dirichlet_stats_lognorm_n)
+PPC_DECLARE_CLONES(ppc_dirichlet_entropy_lognorm_n)
+PPC_DECLARE_CLONES(ppc_dirichlet_kl_n)
+PPC_DECLARE_CLONES(ppc_dirichlet_probs_avglog)
+PPC_DECLARE_CLONES(ppc_dirichlet_probs_avglog_n)
+PPC_DECLARE_CLONES(ppc_dirichlet_avglogfactor)
+PPC_DECLARE_CLONES(ppc_dirichlet_sym_avglogfactor)
+PPC_DECLARE_CLONES(ppc_dirichlet_avglogfactor_n)
+
 namespace ppc::rt::factors {
 
 using namespace catalogue;
@@ -153,18 +167,18 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_dirichlet_elog_n),
-    PPC_SYMBOL(ppc_dirichlet_stats_n),
-    PPC_SYMBOL(ppc_dirichlet_lognorm_n),
-    PPC_SYMBOL(ppc_dirichlet_entropy_n),
-    PPC_SYMBOL(ppc_dirichlet_stats_lognorm_n),
-    PPC_SYMBOL(ppc_dirichlet_entropy_lognorm_n),
-    PPC_SYMBOL(ppc_dirichlet_kl_n),
-    PPC_SYMBOL(ppc_dirichlet_probs_avglog),
-    PPC_SYMBOL(ppc_dirichlet_probs_avglog_n),
-    PPC_SYMBOL(ppc_dirichlet_avglogfactor),
-    PPC_SYMBOL(ppc_dirichlet_sym_avglogfactor),
-    PPC_SYMBOL(ppc_dirichlet_avglogfactor_n),
+    PPC_ROW_SYMBOL(ppc_dirichlet_elog_n),
+    PPC_ROW_SYMBOL(ppc_dirichlet_stats_n),
+    PPC_ROW_SYMBOL(ppc_dirichlet_lognorm_n),
+    PPC_ROW_SYMBOL(ppc_dirichlet_entropy_n),
+    PPC_ROW_SYMBOL(ppc_dirichlet_stats_lognorm_n),
+    PPC_ROW_SYMBOL(ppc_dirichlet_entropy_lognorm_n),
+    PPC_ROW_SYMBOL(ppc_dirichlet_kl_n),
+    PPC_ROW_SYMBOL(ppc_dirichlet_probs_avglog),
+    PPC_ROW_SYMBOL(ppc_dirichlet_probs_avglog_n),
+    PPC_ROW_SYMBOL(ppc_dirichlet_avglogfactor),
+    PPC_ROW_SYMBOL(ppc_dirichlet_sym_avglogfactor),
+    PPC_ROW_SYMBOL(ppc_dirichlet_avglogfactor_n),
     PPC_SYMBOL(ppc_dirichlet_pointmass_stats),
 };
 

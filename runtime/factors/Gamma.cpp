@@ -98,6 +98,12 @@ void ppc_gamma_pointmass_stats(double x, double* stats) {
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_gamma_stats_n)
+PPC_DECLARE_CLONES(ppc_gamma_lognorm_n)
+PPC_DECLARE_CLONES(ppc_gamma_entropy_n)
+PPC_DECLARE_CLONES(ppc_gamma_kl_n)
+
 namespace ppc::rt::factors {
 
 using namespace catalogue;
@@ -118,10 +124,10 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_gamma_stats_n),
-    PPC_SYMBOL(ppc_gamma_lognorm_n),
-    PPC_SYMBOL(ppc_gamma_entropy_n),
-    PPC_SYMBOL(ppc_gamma_kl_n),
+    PPC_ROW_SYMBOL(ppc_gamma_stats_n),
+    PPC_ROW_SYMBOL(ppc_gamma_lognorm_n),
+    PPC_ROW_SYMBOL(ppc_gamma_entropy_n),
+    PPC_ROW_SYMBOL(ppc_gamma_kl_n),
     PPC_SYMBOL(ppc_gamma_sample_avglog),
     PPC_SYMBOL(ppc_gamma_rate_avglog),
     PPC_SYMBOL(ppc_gamma_rate_avglog_obs_n),

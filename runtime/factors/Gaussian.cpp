@@ -113,6 +113,12 @@ void ppc_gaussian_pointmass_stats(double x, double* stats) {
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_gaussian_stats_n)
+PPC_DECLARE_CLONES(ppc_gaussian_lognorm_n)
+PPC_DECLARE_CLONES(ppc_gaussian_entropy_n)
+PPC_DECLARE_CLONES(ppc_gaussian_kl_n)
+
 namespace ppc::rt::factors {
 
 using namespace catalogue;
@@ -135,10 +141,10 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_gaussian_stats_n),
-    PPC_SYMBOL(ppc_gaussian_lognorm_n),
-    PPC_SYMBOL(ppc_gaussian_entropy_n),
-    PPC_SYMBOL(ppc_gaussian_kl_n),
+    PPC_ROW_SYMBOL(ppc_gaussian_stats_n),
+    PPC_ROW_SYMBOL(ppc_gaussian_lognorm_n),
+    PPC_ROW_SYMBOL(ppc_gaussian_entropy_n),
+    PPC_ROW_SYMBOL(ppc_gaussian_kl_n),
     PPC_SYMBOL(ppc_gaussian_sample_avglog),
     PPC_SYMBOL(ppc_gaussian_mean_avglog),
     PPC_SYMBOL(ppc_gaussian_mean_avglog_obs_n),

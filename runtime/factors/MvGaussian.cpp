@@ -17,7 +17,7 @@ extern "C" {
 
 // ===== MvGaussian =====
 
-int ppc_mvgaussian_stats(int64_t D, const double* eta, double* stats, double* scratch) {
+PPC_KERNEL_INLINE int mvgaussianStats(int64_t D, const double* eta, double* stats, double* scratch) {
   double* L = scratch;           // D*D
   double* cov = scratch + D * D; // D*D
   for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[D + i];
@@ -33,7 +33,11 @@ int ppc_mvgaussian_stats(int64_t D, const double* eta, double* stats, double* sc
   return 0;
 }
 
-double ppc_mvgaussian_lognorm(int64_t D, const double* eta, double* scratch) {
+PPC_ROW_KERNEL int ppc_mvgaussian_stats(int64_t D, const double* eta, double* stats, double* scratch) {
+  return mvgaussianStats(D, eta, stats, scratch);
+}
+
+PPC_KERNEL_INLINE double mvgaussianLognorm(int64_t D, const double* eta, double* scratch) {
   double* L = scratch;
   double* y = scratch + D * D;  // D
   for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[D + i];
@@ -49,22 +53,34 @@ double ppc_mvgaussian_lognorm(int64_t D, const double* eta, double* scratch) {
   return 0.5 * q - 0.5 * logdetFromCholesky(D, L);
 }
 
-double ppc_mvgaussian_entropy(int64_t D, const double* eta, double* scratch) {
+PPC_ROW_KERNEL double ppc_mvgaussian_lognorm(int64_t D, const double* eta, double* scratch) {
+  return mvgaussianLognorm(D, eta, scratch);
+}
+
+PPC_KERNEL_INLINE double mvgaussianEntropy(int64_t D, const double* eta, double* scratch) {
   double* L = scratch;
   for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[D + i];
   if (!cholesky(D, L)) return vm::kNaN;
   return 0.5 * static_cast<double>(D) * (1.0 + kLog2Pi) - 0.5 * logdetFromCholesky(D, L);
 }
 
-double ppc_mvgaussian_kl(int64_t D, const double* eta_q, const double* eta_p, double* scratch) {
+PPC_ROW_KERNEL double ppc_mvgaussian_entropy(int64_t D, const double* eta, double* scratch) {
+  return mvgaussianEntropy(D, eta, scratch);
+}
+
+PPC_KERNEL_INLINE double mvgaussianKl(int64_t D, const double* eta_q, const double* eta_p, double* scratch) {
   // KL = A(p) - A(q) - <eta_p - eta_q, E_q T>; E_q T needs D + D*D doubles: use the tail of scratch.
   double* stats = scratch + 2 * D * D + D;
-  if (ppc_mvgaussian_stats(D, eta_q, stats, scratch)) return vm::kNaN;
-  const double Ap = ppc_mvgaussian_lognorm(D, eta_p, scratch);
-  const double Aq = ppc_mvgaussian_lognorm(D, eta_q, scratch);
+  if (mvgaussianStats(D, eta_q, stats, scratch)) return vm::kNaN;
+  const double Ap = mvgaussianLognorm(D, eta_p, scratch);
+  const double Aq = mvgaussianLognorm(D, eta_q, scratch);
   double inner = 0.0;
   for (int64_t i = 0; i < D + D * D; ++i) inner += (eta_p[i] - eta_q[i]) * stats[i];
   return Ap - Aq - inner;
+}
+
+PPC_ROW_KERNEL double ppc_mvgaussian_kl(int64_t D, const double* eta_q, const double* eta_p, double* scratch) {
+  return mvgaussianKl(D, eta_q, eta_p, scratch);
 }
 
 void ppc_mvgaussian_sample_avglog(int64_t D, const double* stats_mean, const double* stats_prec, double w,
@@ -140,14 +156,14 @@ PPC_ROW_KERNEL void ppc_mvgaussian_stats_n(int64_t n, int64_t D, const double* e
   const int64_t width = D + D * D;
   MvScratch scratch(D);
   for (int64_t i = 0; i < n; ++i)
-    if (ppc_mvgaussian_stats(D, eta + i * width, stats + i * width, scratch.p))
+    if (mvgaussianStats(D, eta + i * width, stats + i * width, scratch.p))
       for (int64_t j = 0; j < width; ++j) stats[i * width + j] = vm::kNaN;
 }
 
 PPC_ROW_KERNEL double ppc_mvgaussian_entropy_n(int64_t n, int64_t D, const double* eta) {
   MvScratch scratch(D);
   double total = 0.0;
-  for (int64_t i = 0; i < n; ++i) total += ppc_mvgaussian_entropy(D, eta + i * (D + D * D), scratch.p);
+  for (int64_t i = 0; i < n; ++i) total += mvgaussianEntropy(D, eta + i * (D + D * D), scratch.p);
   return total;
 }
 
@@ -219,6 +235,17 @@ void ppc_mvgaussian_pointmass_stats(int64_t D, const double* x, double* stats) {
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_mvgaussian_stats)
+PPC_DECLARE_CLONES(ppc_mvgaussian_lognorm)
+PPC_DECLARE_CLONES(ppc_mvgaussian_entropy)
+PPC_DECLARE_CLONES(ppc_mvgaussian_kl)
+PPC_DECLARE_CLONES(ppc_mvgaussian_stats_n)
+PPC_DECLARE_CLONES(ppc_mvgaussian_entropy_n)
+PPC_DECLARE_CLONES(ppc_mvgaussian_mean_avglog_obs_n)
+PPC_DECLARE_CLONES(ppc_mvgaussian_precision_avglog_obs_n)
+PPC_DECLARE_CLONES(ppc_mvgaussian_avglogfactor_obs_n)
+
 namespace ppc::rt::factors {
 
 using namespace catalogue;
@@ -242,19 +269,19 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_mvgaussian_stats),
-    PPC_SYMBOL(ppc_mvgaussian_lognorm),
-    PPC_SYMBOL(ppc_mvgaussian_entropy),
-    PPC_SYMBOL(ppc_mvgaussian_kl),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_stats),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_lognorm),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_entropy),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_kl),
     PPC_SYMBOL(ppc_mvgaussian_sample_avglog),
     PPC_SYMBOL(ppc_mvgaussian_mean_avglog),
     PPC_SYMBOL(ppc_mvgaussian_precision_avglog),
     PPC_SYMBOL(ppc_mvgaussian_avglogfactor),
-    PPC_SYMBOL(ppc_mvgaussian_stats_n),
-    PPC_SYMBOL(ppc_mvgaussian_entropy_n),
-    PPC_SYMBOL(ppc_mvgaussian_mean_avglog_obs_n),
-    PPC_SYMBOL(ppc_mvgaussian_precision_avglog_obs_n),
-    PPC_SYMBOL(ppc_mvgaussian_avglogfactor_obs_n),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_stats_n),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_entropy_n),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_mean_avglog_obs_n),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_precision_avglog_obs_n),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_avglogfactor_obs_n),
     PPC_SYMBOL(ppc_mvgaussian_pointmass_stats),
 };
 

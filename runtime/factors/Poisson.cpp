@@ -119,6 +119,12 @@ double ppc_poisson_avglogfactor_obs_n(int64_t n, const double* x, const int64_t*
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_poisson_stats_n)
+PPC_DECLARE_CLONES(ppc_poisson_lognorm_n)
+PPC_DECLARE_CLONES(ppc_poisson_entropy_n)
+PPC_DECLARE_CLONES(ppc_poisson_kl_n)
+
 namespace ppc::rt::factors {
 
 using namespace catalogue;
@@ -137,11 +143,11 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_poisson_stats_n),
-    PPC_SYMBOL(ppc_poisson_lognorm_n),
+    PPC_ROW_SYMBOL(ppc_poisson_stats_n),
+    PPC_ROW_SYMBOL(ppc_poisson_lognorm_n),
     PPC_SYMBOL(ppc_poisson_elogfact),
-    PPC_SYMBOL(ppc_poisson_entropy_n),
-    PPC_SYMBOL(ppc_poisson_kl_n),
+    PPC_ROW_SYMBOL(ppc_poisson_entropy_n),
+    PPC_ROW_SYMBOL(ppc_poisson_kl_n),
     PPC_SYMBOL(ppc_poisson_rate_avglog),
     PPC_SYMBOL(ppc_poisson_rate_avglog_obs_n),
     PPC_SYMBOL(ppc_poisson_sample_avglog),

@@ -17,7 +17,7 @@ extern "C" {
 
 // ===== Wishart =====
 
-int ppc_wishart_stats(int64_t D, const double* eta, double* stats, double* scratch) {
+PPC_KERNEL_INLINE int wishartStats(int64_t D, const double* eta, double* stats, double* scratch) {
   double* L = scratch;
   double* S = scratch + D * D;
   const WishartParts p = wishartParts(D, eta, L);
@@ -28,33 +28,53 @@ int ppc_wishart_stats(int64_t D, const double* eta, double* stats, double* scrat
   return 0;
 }
 
-double ppc_wishart_lognorm_params(int64_t D, double nu, double logdet_S) {
+PPC_ROW_KERNEL int ppc_wishart_stats(int64_t D, const double* eta, double* stats, double* scratch) {
+  return wishartStats(D, eta, stats, scratch);
+}
+
+PPC_KERNEL_INLINE double wishartLognormParams(int64_t D, double nu, double logdet_S) {
   return 0.5 * nu * logdet_S + 0.5 * nu * static_cast<double>(D) * kLog2 + lmvgamma(D, 0.5 * nu);
 }
 
-double ppc_wishart_lognorm(int64_t D, const double* eta, double* scratch) {
-  const WishartParts p = wishartParts(D, eta, scratch);
-  if (!p.ok) return vm::kNaN;
-  return ppc_wishart_lognorm_params(D, p.nu, p.logdetS);
+PPC_ROW_KERNEL double ppc_wishart_lognorm_params(int64_t D, double nu, double logdet_S) {
+  return wishartLognormParams(D, nu, logdet_S);
 }
 
-double ppc_wishart_entropy(int64_t D, const double* eta, double* scratch) {
+PPC_KERNEL_INLINE double wishartLognorm(int64_t D, const double* eta, double* scratch) {
+  const WishartParts p = wishartParts(D, eta, scratch);
+  if (!p.ok) return vm::kNaN;
+  return wishartLognormParams(D, p.nu, p.logdetS);
+}
+
+PPC_ROW_KERNEL double ppc_wishart_lognorm(int64_t D, const double* eta, double* scratch) {
+  return wishartLognorm(D, eta, scratch);
+}
+
+PPC_KERNEL_INLINE double wishartEntropy(int64_t D, const double* eta, double* scratch) {
   // H = A + nu D / 2 - (nu - D - 1)/2 E log|Lambda|
   const WishartParts p = wishartParts(D, eta, scratch);
   if (!p.ok) return vm::kNaN;
   const double dd = static_cast<double>(D);
-  return ppc_wishart_lognorm_params(D, p.nu, p.logdetS) + 0.5 * p.nu * dd -
+  return wishartLognormParams(D, p.nu, p.logdetS) + 0.5 * p.nu * dd -
          0.5 * (p.nu - dd - 1.0) * wishartElogdet(D, p.nu, p.logdetS);
 }
 
-double ppc_wishart_kl(int64_t D, const double* eta_q, const double* eta_p, double* scratch) {
+PPC_ROW_KERNEL double ppc_wishart_entropy(int64_t D, const double* eta, double* scratch) {
+  return wishartEntropy(D, eta, scratch);
+}
+
+PPC_KERNEL_INLINE double wishartKl(int64_t D, const double* eta_q, const double* eta_p, double* scratch) {
   double* stats = scratch + 2 * D * D + D;  // D*D + 1 more doubles
-  if (ppc_wishart_stats(D, eta_q, stats, scratch)) return vm::kNaN;
-  const double Ap = ppc_wishart_lognorm(D, eta_p, scratch);
-  const double Aq = ppc_wishart_lognorm(D, eta_q, scratch);
+  if (wishartStats(D, eta_q, stats, scratch)) return vm::kNaN;
+  const double Ap = wishartLognorm(D, eta_p, scratch);
+  const double Aq = wishartLognorm(D, eta_q, scratch);
   double inner = 0.0;
   for (int64_t i = 0; i < D * D + 1; ++i) inner += (eta_p[i] - eta_q[i]) * stats[i];
   return Ap - Aq - inner;
+}
+
+PPC_ROW_KERNEL double ppc_wishart_kl(int64_t D, const double* eta_q, const double* eta_p, double* scratch) {
+  return wishartKl(D, eta_q, eta_p, scratch);
 }
 
 void ppc_wishart_sample_avglog(int64_t D, double nu, const double* S_inv, double w, double* dst) {
@@ -68,21 +88,21 @@ double ppc_wishart_avglogfactor(int64_t D, double nu, const double* S_inv, doubl
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < D; ++j) tr += S_inv[i * D + j] * stats_L[j * D + i];
   return 0.5 * (nu - static_cast<double>(D) - 1.0) * stats_L[D * D] - 0.5 * tr -
-         ppc_wishart_lognorm_params(D, nu, logdet_S);
+         wishartLognormParams(D, nu, logdet_S);
 }
 
 PPC_ROW_KERNEL void ppc_wishart_stats_n(int64_t n, int64_t D, const double* eta, double* stats) {
   const int64_t width = D * D + 1;
   MvScratch scratch(D);
   for (int64_t i = 0; i < n; ++i)
-    if (ppc_wishart_stats(D, eta + i * width, stats + i * width, scratch.p))
+    if (wishartStats(D, eta + i * width, stats + i * width, scratch.p))
       for (int64_t j = 0; j < width; ++j) stats[i * width + j] = vm::kNaN;
 }
 
 PPC_ROW_KERNEL double ppc_wishart_entropy_n(int64_t n, int64_t D, const double* eta) {
   MvScratch scratch(D);
   double total = 0.0;
-  for (int64_t i = 0; i < n; ++i) total += ppc_wishart_entropy(D, eta + i * (D * D + 1), scratch.p);
+  for (int64_t i = 0; i < n; ++i) total += wishartEntropy(D, eta + i * (D * D + 1), scratch.p);
   return total;
 }
 
@@ -97,10 +117,10 @@ double ppc_wishart_iso_avglogfactor(int64_t D, double nu, double s, const double
   for (int64_t i = 0; i < D; ++i) tr += stats_L[i * D + i];
   const double dd = static_cast<double>(D);
   return 0.5 * (nu - dd - 1.0) * stats_L[D * D] - 0.5 * tr / s -
-         ppc_wishart_lognorm_params(D, nu, dd * vm::log(s));
+         wishartLognormParams(D, nu, dd * vm::log(s));
 }
 
-int ppc_wishart_pointmass_stats(int64_t D, const double* lambda, double* stats, double* scratch) {
+PPC_KERNEL_INLINE int wishartPointmassStats(int64_t D, const double* lambda, double* stats, double* scratch) {
   for (int64_t i = 0; i < D * D; ++i) {
     stats[i] = lambda[i];
     scratch[i] = lambda[i];
@@ -110,6 +130,10 @@ int ppc_wishart_pointmass_stats(int64_t D, const double* lambda, double* stats, 
   return 0;
 }
 
+PPC_ROW_KERNEL int ppc_wishart_pointmass_stats(int64_t D, const double* lambda, double* stats, double* scratch) {
+  return wishartPointmassStats(D, lambda, stats, scratch);
+}
+
 }  // extern "C"
 
 #ifndef PPC_RUNTIME_BITCODE
@@ -117,6 +141,16 @@ int ppc_wishart_pointmass_stats(int64_t D, const double* lambda, double* stats, 
 
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
+
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_wishart_stats)
+PPC_DECLARE_CLONES(ppc_wishart_lognorm_params)
+PPC_DECLARE_CLONES(ppc_wishart_lognorm)
+PPC_DECLARE_CLONES(ppc_wishart_entropy)
+PPC_DECLARE_CLONES(ppc_wishart_kl)
+PPC_DECLARE_CLONES(ppc_wishart_stats_n)
+PPC_DECLARE_CLONES(ppc_wishart_entropy_n)
+PPC_DECLARE_CLONES(ppc_wishart_pointmass_stats)
 
 namespace ppc::rt::factors {
 
@@ -133,18 +167,18 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_wishart_stats_n),
-    PPC_SYMBOL(ppc_wishart_entropy_n),
+    PPC_ROW_SYMBOL(ppc_wishart_stats_n),
+    PPC_ROW_SYMBOL(ppc_wishart_entropy_n),
     PPC_SYMBOL(ppc_wishart_iso_sample_avglog),
     PPC_SYMBOL(ppc_wishart_iso_avglogfactor),
-    PPC_SYMBOL(ppc_wishart_stats),
-    PPC_SYMBOL(ppc_wishart_lognorm),
-    PPC_SYMBOL(ppc_wishart_lognorm_params),
-    PPC_SYMBOL(ppc_wishart_entropy),
-    PPC_SYMBOL(ppc_wishart_kl),
+    PPC_ROW_SYMBOL(ppc_wishart_stats),
+    PPC_ROW_SYMBOL(ppc_wishart_lognorm),
+    PPC_ROW_SYMBOL(ppc_wishart_lognorm_params),
+    PPC_ROW_SYMBOL(ppc_wishart_entropy),
+    PPC_ROW_SYMBOL(ppc_wishart_kl),
     PPC_SYMBOL(ppc_wishart_sample_avglog),
     PPC_SYMBOL(ppc_wishart_avglogfactor),
-    PPC_SYMBOL(ppc_wishart_pointmass_stats),
+    PPC_ROW_SYMBOL(ppc_wishart_pointmass_stats),
 };
 
 int64_t width(int64_t k) {

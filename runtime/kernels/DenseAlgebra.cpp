@@ -16,12 +16,16 @@ extern "C" {
 
 // ===== SPD algebra =====
 
-int ppc_spd_inverse_logdet(int64_t D, const double* A, double* inv, double* logdet, double* scratch) {
+PPC_KERNEL_INLINE int spdInverseLogdet(int64_t D, const double* A, double* inv, double* logdet, double* scratch) {
   for (int64_t i = 0; i < D * D; ++i) scratch[i] = A[i];
   if (!cholesky(D, scratch)) return 1;
   *logdet = logdetFromCholesky(D, scratch);
   choleskyInverse(D, scratch, inv);
   return 0;
+}
+
+PPC_ROW_KERNEL int ppc_spd_inverse_logdet(int64_t D, const double* A, double* inv, double* logdet, double* scratch) {
+  return spdInverseLogdet(D, A, inv, logdet, scratch);
 }
 
 }  // extern "C"
@@ -32,11 +36,14 @@ int ppc_spd_inverse_logdet(int64_t D, const double* A, double* inv, double* logd
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_spd_inverse_logdet)
+
 namespace ppc::rt::factors {
 
 namespace {
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_spd_inverse_logdet),
+    PPC_ROW_SYMBOL(ppc_spd_inverse_logdet),
 };
 } // namespace
 

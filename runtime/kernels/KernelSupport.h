@@ -22,6 +22,11 @@
 #define PPC_MV_SCRATCH(D) (3 * (D) * (D) + 2 * (D) + 1)
 #endif
 
+// A kernel's body that its per-ISA copies inline (a function the kernels of
+// a file share, kept out of the symbol table): always inlined, so that each
+// copy of a PPC_ROW_KERNEL runs it with that copy's vector instructions.
+#define PPC_KERNEL_INLINE static inline __attribute__((always_inline))
+
 namespace {
 
 namespace vm = ppc::rt::vm;
@@ -114,7 +119,7 @@ inline double weight(const double* w, int64_t i) { return w ? w[i] : 1.0; }
 // returns false if not PD. Right-looking on U = L^T, kept in the upper
 // triangle: once row j of U is final, every later row k loses U_jk times
 // row j's tail, a contiguous axpy (no reductions: it vectorizes as it is).
-PPC_VECTOR_CLONES inline bool cholesky(int64_t D, double* L) {
+__attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < i; ++j) L[j * D + i] = L[i * D + j];
   for (int64_t j = 0; j < D; ++j) {
@@ -142,7 +147,7 @@ PPC_VECTOR_CLONES inline bool cholesky(int64_t D, double* L) {
 // Both steps are contiguous row updates (axpys over row prefixes/suffixes):
 //   row i of L^-1 = (e_i - sum_{k<i} L_ik row k of L^-1) / L_ii   (inv's row i as the accumulator)
 //   inv_ab = sum_{k >= max(a,b)} L^-1_ka L^-1_kb                  (upper half, then mirrored)
-PPC_VECTOR_CLONES inline void choleskyInverse(int64_t D, double* L, double* inv) {
+__attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L, double* inv) {
   for (int64_t i = 0; i < D; ++i) {
     double* li = L + i * D;
     double* acc = inv + i * D;

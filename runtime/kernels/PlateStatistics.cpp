@@ -1,38 +1,55 @@
 //===- runtime/kernels/PlateStatistics.cpp - Gaussian data statistics -----===//
 //
 // A data plate's weighted moments and the quadratic forms of every datum
-// with every case's natural parameters (codegen/transforms/BatchStatistics.cpp).
+// with every case's natural parameters (codegen/transforms/BatchStatistics.cpp):
+// a Gaussian mixture's per-iteration dense products, about N D^2 K / 2
+// multiply-adds each.
+//
+// The kernels are written once for any vector width W (doubles per register)
+// and instantiated per vector ISA: W = 8 with AVX-512, 4 with AVX2 + FMA, 2
+// with the baseline's SSE2, each tile sized to its register file (16
+// accumulators of 32 registers with AVX-512, 12 of 16 with AVX2). The copy
+// runs is the one of runtime/VectorIsa.h's level (ppc --cpu chooses a lower
+// one). Measured against OpenBLAS's dsyrk/dtrmm/dgemm on the same products
+// (bench/dense_products.cpp, docs/inference.md): faster on both the AVX2 and
+// the AVX-512 paths, so the products stay here. Multiply-adds are fused
+// (-ffp-contract=fast for this file): the sums round differently on each
+// ISA, by about 1e-15 relative (test/unit/runtime/KernelsTest.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/PlateStatistics.h"
 
+#include "runtime/VectorIsa.h"
 #include "runtime/kernels/KernelSupport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
-extern "C" {
-
-// ---- Gaussian statistics of a whole data plate ----
-// Loops ordered for the cache: the D x D accumulator (or matrix) row is the
-// vectorized inner loop, the data rows (n x D, small) are streamed.
+// The JIT calls these precompiled kernels (they dispatch by ISA themselves).
+#if defined(PPC_RUNTIME_BITCODE)
+#define PPC_DISPATCHED_KERNEL __attribute__((section(".text.ppc.precompiled")))
+#else
+#define PPC_DISPATCHED_KERNEL
+#endif
 
 namespace {
-// Up to this dimension the plate statistics run over the data rows, 8 rows
-// per vector, on the transposed data: a register tile of the D x D moments
-// (16 columns wide) would be mostly padding.
+
+// Up to this dimension the plate statistics run over the data rows, one
+// vector of rows at a time, on the transposed data: a register tile of the
+// D x D moments would be mostly padding.
 constexpr int64_t kSmallDimension = 16;
 
 // x (n x D, row-major) transposed: D columns of n.
-double* transposedColumns(int64_t n, int64_t D, const double* x, int64_t extra) {
+inline double* transposedColumns(int64_t n, int64_t D, const double* x, int64_t extra) {
   double* xt = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(D * n + extra + 1)));
   for (int64_t i = 0; i < n; ++i)
     for (int64_t a = 0; a < D; ++a) xt[a * n + i] = x[i * D + a];
   return xt;
 }
 
-PPC_VECTOR_CLONES void weightedMomentsSmall(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
+__attribute__((always_inline)) inline void weightedMomentsSmall(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
                                             double* means, double* totals) {
   const int64_t width = D + D * D;
   double* xt = transposedColumns(n, D, x, (D + 1) * n);
@@ -61,7 +78,7 @@ PPC_VECTOR_CLONES void weightedMomentsSmall(int64_t n, int64_t k, const double* 
   std::free(xt);
 }
 
-PPC_VECTOR_CLONES void momentProductsSmall(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
+__attribute__((always_inline)) inline void momentProductsSmall(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
                                            const double* offsets, double* out) {
   const int64_t width = D + D * D;
   double* xt = transposedColumns(n, D, x, 2 * n);
@@ -86,131 +103,227 @@ PPC_VECTOR_CLONES void momentProductsSmall(int64_t n, int64_t k, int64_t D, cons
   }
   std::free(xt);
 }
-}  // namespace
 
-PPC_ROW_KERNEL void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
-                                                  double* means, double* totals, double* memo) {
-  if (memo) {  // the same weights as last time (bitwise): means and totals are still theirs
-    if (memo[0] == 1.0 && std::memcmp(memo + 1, w, sizeof(double) * static_cast<size_t>(n * k)) == 0) return;
-    std::memcpy(memo + 1, w, sizeof(double) * static_cast<size_t>(n * k));
-    memo[0] = 1.0;
-  }
-  if (D <= kSmallDimension) return weightedMomentsSmall(n, k, w, D, x, means, totals);
-  // The second moments are Y_j^T X with Y_j = diag(w_j) X: 8 x 16 tiles of the
-  // upper half accumulate in registers over the data rows (16 sums per row,
-  // the 8 multipliers read straight from Y), the rest by symmetry. X and Y
-  // are copied once into rows padded to 16 columns (zeros).
-  typedef double v8d __attribute__((vector_size(64)));
-  constexpr int64_t kRows = 8, kCols = 16;
-  const int64_t width = D + D * D;
-  const int64_t Dp = (D + kCols - 1) / kCols * kCols;
-  double* xp = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(2 * n * Dp + 1)));
-  double* yp = xp + n * Dp;
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t a = 0; a < D; ++a) xp[i * Dp + a] = x[i * D + a];
-    for (int64_t a = D; a < Dp; ++a) xp[i * Dp + a] = 0.0;
-  }
-  for (int64_t j = 0; j < k; ++j) {
-    double* m = means + j * width;
-    double total = 0.0;
-    for (int64_t a = 0; a < D; ++a) m[a] = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double wi = w[i * k + j];
-      total += wi;
-      const double* xi = xp + i * Dp;
-      double* yi = yp + i * Dp;
-      for (int64_t a = 0; a < Dp; ++a) yi[a] = wi * xi[a];
-      for (int64_t a = 0; a < D; ++a) m[a] += yi[a];
+// Vectors of W doubles, through memcpy (unaligned rows) and macros (a
+// function taking or returning a vector would have an ISA-dependent ABI).
+template <int W> struct Lanes {
+  typedef double Vec __attribute__((vector_size(W * 8)));
+};
+#define PPC_VLOAD(W, p) ({ typename Lanes<W>::Vec v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define PPC_VSTORE(p, v) do { auto v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); } while (0)
+#define PPC_VZERO(W) (typename Lanes<W>::Vec{})
+
+/// Rows of the data in a block: the block's rows of X (padded) and of the
+/// weighted rows stay in L1/L2 while every tile of the moments sweeps them.
+constexpr int64_t kBlockRows = 64;
+
+/// Second moments sum_i w_ij x_i x_i^T for every case j, upper triangle, in
+/// tiles of R rows by 2W columns accumulated in registers over a block of
+/// data rows at a time. S: k matrices Dp x Dp (Dp = D padded to 2W); first
+/// (k x D) and totals (k) the sums sum_i w_ij x_i and sum_i w_ij; all zeroed
+/// by the caller. The weighted rows y_i = w_ij x_i are stored in rows of Dp + R
+/// (zeros past D), so that a tile's R multipliers for one datum are scalars
+/// each FMA broadcasts.
+template <int W, int R>
+__attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, const double* w, int64_t D,
+                                                         const double* x, int64_t Dp, double* S, double* first,
+                                                         double* totals, double* work) {
+  constexpr int64_t C = 2 * W;
+  double* xp = work;                     // kBlockRows x Dp
+  double* yt = work + kBlockRows * Dp;   // kBlockRows x (Dp + R) (entries a >= D stay zero)
+  std::memset(yt, 0, sizeof(double) * static_cast<size_t>((Dp + R) * kBlockRows));
+  for (int64_t i0 = 0; i0 < n; i0 += kBlockRows) {
+    const int64_t m = std::min(kBlockRows, n - i0);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t a = 0; a < D; ++a) xp[i * Dp + a] = x[(i0 + i) * D + a];
+      for (int64_t a = D; a < Dp; ++a) xp[i * Dp + a] = 0.0;
     }
-    for (int64_t a0 = 0; a0 < D; a0 += kRows)
-      for (int64_t b0 = a0 / kCols * kCols; b0 < Dp; b0 += kCols) {  // b >= a: the rest by symmetry
-        v8d acc[kRows][2] = {};
-        // a0 + 8 <= Dp (a0 is a multiple of 8, Dp of 16): the padded rows of Y are zeros
-        for (int64_t i = 0; i < n; ++i) {
-          const double* xi = xp + i * Dp + b0;
-          const double* yi = yp + i * Dp + a0;
-          v8d lo, hi;
-          __builtin_memcpy(&lo, xi, sizeof lo);
-          __builtin_memcpy(&hi, xi + 8, sizeof hi);
-          for (int64_t r = 0; r < kRows; ++r) {
-            acc[r][0] += yi[r] * lo;
-            acc[r][1] += yi[r] * hi;
+    for (int64_t j = 0; j < k; ++j) {
+      // The first moments row by row (vectorized over the components, not
+      // a chain of dependent additions), and the weighted rows.
+      double* fj = first + j * D;
+      for (int64_t i = 0; i < m; ++i) {
+        const double wi = w[(i0 + i) * k + j];
+        totals[j] += wi;
+        for (int64_t a = 0; a < D; ++a) fj[a] += wi * xp[i * Dp + a];
+      }
+      for (int64_t i = 0; i < m; ++i) {
+        const double wi = w[(i0 + i) * k + j];
+        for (int64_t a = 0; a < Dp; ++a) yt[i * (Dp + R) + a] = wi * xp[i * Dp + a];
+      }
+      double* Sj = S + j * Dp * Dp;
+      for (int64_t a0 = 0; a0 < D; a0 += R)
+        for (int64_t b0 = a0 / C * C; b0 < Dp; b0 += C) { // b >= a: the rest by symmetry
+          typename Lanes<W>::Vec acc[R][2];
+          for (int r = 0; r < R; ++r)
+            for (int v = 0; v < 2; ++v)
+              acc[r][v] = a0 + r < Dp ? PPC_VLOAD(W, Sj + (a0 + r) * Dp + b0 + v * W) : PPC_VZERO(W);
+          const double* ya = yt + a0;
+          for (int64_t i = 0; i < m; ++i) {
+            const auto x0 = PPC_VLOAD(W, xp + i * Dp + b0), x1 = PPC_VLOAD(W, xp + i * Dp + b0 + W);
+            // A scalar times a vector broadcasts it (an FMA's memory operand
+            // with AVX-512).
+            for (int r = 0; r < R; ++r) {
+              const double y = ya[i * (Dp + R) + r];
+              acc[r][0] += y * x0;
+              acc[r][1] += y * x1;
+            }
+          }
+          for (int r = 0; r < R && a0 + r < Dp; ++r)
+            for (int v = 0; v < 2; ++v) PPC_VSTORE(Sj + (a0 + r) * Dp + b0 + v * W, acc[r][v]);
+        }
+    }
+  }
+}
+
+/// x_i^T U_j x_i + lin_j^T x_i for R data rows at a time and every case j,
+/// U_j upper triangular (Dp x Dp, zero padded), lin_j (Dp, zero padded):
+/// (x^T U + lin^T) in tiles of 2W columns accumulated in registers over the
+/// rows of U, then dotted with x.
+template <int W, int R>
+__attribute__((always_inline)) inline void quadraticForms(int64_t n, int64_t k, int64_t D, const double* x,
+                                                          int64_t Dp, const double* U, const double* lin,
+                                                          double* quad, double* work) {
+  constexpr int64_t C = 2 * W;
+  double* xp = work; // R x Dp
+  for (int64_t i0 = 0; i0 < n; i0 += R) {
+    const int64_t m = std::min<int64_t>(R, n - i0);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t a = 0; a < Dp; ++a) xp[r * Dp + a] = r < m && a < D ? x[(i0 + r) * D + a] : 0.0;
+    for (int64_t j = 0; j < k; ++j) {
+      const double* Uj = U + j * Dp * Dp;
+      typename Lanes<W>::Vec q[R];
+      for (int r = 0; r < R; ++r) q[r] = PPC_VZERO(W);
+      for (int64_t b0 = 0; b0 < Dp; b0 += C) {
+        typename Lanes<W>::Vec acc[R][2];
+        for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = PPC_VZERO(W);
+        const int64_t aEnd = std::min(b0 + C, D); // U_ab = 0 for a > b
+        for (int64_t a = 0; a < aEnd; ++a) {
+          const auto u0 = PPC_VLOAD(W, Uj + a * Dp + b0), u1 = PPC_VLOAD(W, Uj + a * Dp + b0 + W);
+          for (int r = 0; r < R; ++r) {
+            const double xa = xp[r * Dp + a];
+            acc[r][0] += xa * u0;
+            acc[r][1] += xa * u1;
           }
         }
-        for (int64_t r = 0; r < kRows && a0 + r < D; ++r)
-          for (int64_t c = 0; c < kCols && b0 + c < D; ++c)
-            if (b0 + c >= a0 + r) {
-              m[D + (a0 + r) * D + b0 + c] = acc[r][c / 8][c % 8];
-              m[D + (b0 + c) * D + a0 + r] = acc[r][c / 8][c % 8];
-            }
+        const auto l0 = PPC_VLOAD(W, lin + j * Dp + b0), l1 = PPC_VLOAD(W, lin + j * Dp + b0 + W);
+        for (int r = 0; r < R; ++r)
+          q[r] += (acc[r][0] + l0) * PPC_VLOAD(W, xp + r * Dp + b0) + (acc[r][1] + l1) * PPC_VLOAD(W, xp + r * Dp + b0 + W);
       }
-    totals[j] = total;
+      for (int64_t r = 0; r < m; ++r) {
+        double s = 0.0;
+        for (int c = 0; c < W; ++c) s += q[r][c];
+        quad[(i0 + r) * k + j] = s;
+      }
+    }
+  }
+}
+
+template <int W, int R>
+__attribute__((always_inline)) inline void weightedMoments(int64_t n, int64_t k, const double* w, int64_t D,
+                                                           const double* x, double* means, double* totals) {
+  if (D <= kSmallDimension) return weightedMomentsSmall(n, k, w, D, x, means, totals);
+  const int64_t width = D + D * D, Dp = (D + 2 * W - 1) / (2 * W) * (2 * W);
+  const size_t size = static_cast<size_t>(k * Dp * Dp + k * D + kBlockRows * Dp + (Dp + R) * kBlockRows);
+  double* S = static_cast<double*>(std::malloc(sizeof(double) * size));
+  double* first = S + k * Dp * Dp;
+  std::memset(S, 0, sizeof(double) * static_cast<size_t>(k * Dp * Dp + k * D));
+  for (int64_t j = 0; j < k; ++j) totals[j] = 0.0;
+  secondMoments<W, R>(n, k, w, D, x, Dp, S, first, totals, first + k * D);
+  for (int64_t j = 0; j < k; ++j) {
+    double* m = means + j * width;
+    const double total = totals[j];
+    for (int64_t a = 0; a < D; ++a) m[a] = first[j * D + a];
+    const double* Sj = S + j * Dp * Dp;
+    for (int64_t a = 0; a < D; ++a)
+      for (int64_t b = a; b < D; ++b) m[D + a * D + b] = m[D + b * D + a] = Sj[a * Dp + b];
     if (total > 0) {
       const double inv = 1.0 / total;
       for (int64_t c = 0; c < width; ++c) m[c] *= inv;
     }
   }
-  std::free(xp);
+  std::free(S);
 }
 
-PPC_ROW_KERNEL void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
-                                                 const double* offsets, double* out) {
-  // x_i^T H_j x_i = x_i^T U_j x_i with U_j the upper triangle of H_j, its
-  // off-diagonal entries doubled: half the products of the full form. For 8
-  // rows i at a time, (x^T U) in 16-wide column tiles accumulates in
-  // registers (only the a <= b rows of U), then is dotted with x. Rows and U
-  // are padded to 16 columns (zeros).
+template <int W, int R>
+__attribute__((always_inline)) inline void momentProducts(int64_t n, int64_t k, int64_t D, const double* x,
+                                                          const double* eta, const double* offsets, double* out) {
   if (D <= kSmallDimension) return momentProductsSmall(n, k, D, x, eta, offsets, out);
-  typedef double v8d __attribute__((vector_size(64)));
-  constexpr int64_t kRows = 8, kCols = 16;
-  const int64_t width = D + D * D;
-  const int64_t Dp = (D + kCols - 1) / kCols * kCols, np = (n + kRows - 1) / kRows * kRows;
-  double* xp = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(np * Dp + Dp * Dp + np)));
-  double* Up = xp + np * Dp;
-  double* quad = Up + Dp * Dp;
-  for (int64_t i = 0; i < np; ++i)
-    for (int64_t a = 0; a < Dp; ++a) xp[i * Dp + a] = i < n && a < D ? x[i * D + a] : 0.0;
+  // x^T H x = x^T U x with U the upper triangle of H, its off-diagonal entries doubled.
+  const int64_t width = D + D * D, Dp = (D + 2 * W - 1) / (2 * W) * (2 * W);
+  double* U = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(k * Dp * Dp + k * Dp + R * Dp)));
+  double* lin = U + k * Dp * Dp;
+  double* work = lin + k * Dp;
   for (int64_t j = 0; j < k; ++j) {
-    const double* lin = eta + j * width;
-    const double* H = lin + D;
+    const double* H = eta + j * width + D;
+    double* Uj = U + j * Dp * Dp;
     for (int64_t a = 0; a < Dp; ++a)
       for (int64_t b = 0; b < Dp; ++b)
-        Up[a * Dp + b] = a >= D || b >= D || b < a ? 0.0 : (b == a ? H[a * D + a] : H[a * D + b] + H[b * D + a]);
-    for (int64_t i0 = 0; i0 < np; i0 += kRows) {
-      v8d q[kRows] = {};
-      for (int64_t b0 = 0; b0 < Dp; b0 += kCols) {
-        v8d acc[kRows][2] = {};
-        const int64_t aEnd = b0 + kCols < D ? b0 + kCols : D;  // U_ab = 0 for a > b
-        for (int64_t a = 0; a < aEnd; ++a) {
-          v8d lo, hi;
-          __builtin_memcpy(&lo, Up + a * Dp + b0, sizeof lo);
-          __builtin_memcpy(&hi, Up + a * Dp + b0 + 8, sizeof hi);
-          for (int64_t r = 0; r < kRows; ++r) {
-            const double xa = xp[(i0 + r) * Dp + a];
-            acc[r][0] += xa * lo;
-            acc[r][1] += xa * hi;
-          }
-        }
-        for (int64_t r = 0; r < kRows; ++r) {
-          v8d lo, hi;
-          __builtin_memcpy(&lo, xp + (i0 + r) * Dp + b0, sizeof lo);
-          __builtin_memcpy(&hi, xp + (i0 + r) * Dp + b0 + 8, sizeof hi);
-          q[r] += acc[r][0] * lo + acc[r][1] * hi;
-        }
-      }
-      for (int64_t r = 0; r < kRows; ++r) {
-        double s = 0.0;
-        for (int c = 0; c < 8; ++c) s += q[r][c];
-        quad[i0 + r] = s;
-      }
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      double s = quad[i];
-      for (int64_t a = 0; a < D; ++a) s += lin[a] * x[i * D + a];
-      out[i * k + j] = s + offsets[j];
-    }
+        Uj[a * Dp + b] = a >= D || b >= D || b < a ? 0.0 : (b == a ? H[a * D + a] : H[a * D + b] + H[b * D + a]);
+    for (int64_t a = 0; a < Dp; ++a) lin[j * Dp + a] = a < D ? eta[j * width + a] : 0.0;
   }
-  std::free(xp);
+  quadraticForms<W, R>(n, k, D, x, Dp, U, lin, out, work);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j) out[i * k + j] += offsets[j];
+  std::free(U);
+}
+
+// One copy per vector ISA (runtime/VectorIsa.h). The register tiles: R rows
+// of two W-wide vectors, 2R accumulators.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PPC_RUNTIME_BITCODE)
+#define PPC_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
+#define PPC_TARGET_AVX2 __attribute__((target("avx2,fma")))
+PPC_TARGET_AVX512 void weightedMomentsAvx512(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
+                                             double* means, double* totals) {
+  weightedMoments<8, 8>(n, k, w, D, x, means, totals);
+}
+PPC_TARGET_AVX2 void weightedMomentsAvx2(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
+                                         double* means, double* totals) {
+  weightedMoments<4, 6>(n, k, w, D, x, means, totals);
+}
+PPC_TARGET_AVX512 void momentProductsAvx512(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
+                                            const double* offsets, double* out) {
+  momentProducts<8, 8>(n, k, D, x, eta, offsets, out);
+}
+PPC_TARGET_AVX2 void momentProductsAvx2(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
+                                        const double* offsets, double* out) {
+  momentProducts<4, 6>(n, k, D, x, eta, offsets, out);
+}
+#define PPC_HAVE_ISA_COPIES 1
+#endif
+
+}  // namespace
+
+extern "C" {
+
+PPC_DISPATCHED_KERNEL void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D,
+                                                         const double* x, double* means, double* totals,
+                                                         double* memo) {
+  if (memo) {  // the same weights as last time (bitwise): means and totals are still theirs
+    if (memo[0] == 1.0 && std::memcmp(memo + 1, w, sizeof(double) * static_cast<size_t>(n * k)) == 0) return;
+    std::memcpy(memo + 1, w, sizeof(double) * static_cast<size_t>(n * k));
+    memo[0] = 1.0;
+  }
+#ifdef PPC_HAVE_ISA_COPIES
+  switch (ppc::rt::vectorIsa()) {
+  case ppc::rt::VectorIsa::Avx512: return weightedMomentsAvx512(n, k, w, D, x, means, totals);
+  case ppc::rt::VectorIsa::Avx2: return weightedMomentsAvx2(n, k, w, D, x, means, totals);
+  case ppc::rt::VectorIsa::Baseline: break;
+  }
+#endif
+  weightedMoments<2, 4>(n, k, w, D, x, means, totals);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D, const double* x,
+                                                        const double* eta, const double* offsets, double* out) {
+#ifdef PPC_HAVE_ISA_COPIES
+  switch (ppc::rt::vectorIsa()) {
+  case ppc::rt::VectorIsa::Avx512: return momentProductsAvx512(n, k, D, x, eta, offsets, out);
+  case ppc::rt::VectorIsa::Avx2: return momentProductsAvx2(n, k, D, x, eta, offsets, out);
+  case ppc::rt::VectorIsa::Baseline: break;
+  }
+#endif
+  momentProducts<2, 4>(n, k, D, x, eta, offsets, out);
 }
 
 }  // extern "C"

@@ -191,6 +191,11 @@ void ppc_mul_add_n(int64_t n, const double* a, const double* b, double* dst) {
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_exp_shifted_n)
+PPC_DECLARE_CLONES(ppc_exp_shifted_transposed)
+PPC_DECLARE_CLONES(ppc_weighted_log_sum)
+
 namespace ppc::rt::factors {
 
 namespace {
@@ -199,14 +204,14 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_mul_n),
     PPC_SYMBOL(ppc_mul2_n),
     PPC_SYMBOL(ppc_copy_n),
-    PPC_SYMBOL(ppc_exp_shifted_n),
-    PPC_SYMBOL(ppc_exp_shifted_transposed),
+    PPC_ROW_SYMBOL(ppc_exp_shifted_n),
+    PPC_ROW_SYMBOL(ppc_exp_shifted_transposed),
     PPC_SYMBOL(ppc_categorical_stats_from_product),
     PPC_SYMBOL(ppc_categorical_stats_from_product_lognorm),
     PPC_SYMBOL(ppc_dot_inverse_axpy),
     PPC_SYMBOL(ppc_product_axpy_lognorm),
     PPC_SYMBOL(ppc_product_axpy_norm),
-    PPC_SYMBOL(ppc_weighted_log_sum),
+    PPC_ROW_SYMBOL(ppc_weighted_log_sum),
     PPC_SYMBOL(ppc_product_axpy),
     PPC_SYMBOL(ppc_prefetch_row),
     PPC_SYMBOL(ppc_mul_add_n),

@@ -8,6 +8,7 @@
 #include "runtime/kernels/Schedule.h"
 
 #include "runtime/kernels/KernelSupport.h"
+#include "runtime/VectorIsa.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -63,8 +64,8 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) void randomSimplexDQ(int64_
 PPC_ROW_KERNEL void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta,
                                        double* stats) {
 #ifdef PPC_RANDOM_SIMPLEX_DQ
-  static const bool dq = __builtin_cpu_supports("avx512dq");
-  if (dq) {
+  // The AVX-512 level includes DQ (runtime/VectorIsa.h); `ppc --cpu` may choose a lower one.
+  if (ppc::rt::vectorIsa() == ppc::rt::VectorIsa::Avx512) {
     randomSimplexDQ(k, seed, stream, element, eta, stats);
     return;
   }
@@ -95,11 +96,14 @@ double ppc_mean_abs_change(int64_t n, const double* current, double* previous) {
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_random_simplex)
+
 namespace ppc::rt::factors {
 
 namespace {
 const RuntimeSymbol kSymbols[] = {
-    PPC_SYMBOL(ppc_random_simplex),
+    PPC_ROW_SYMBOL(ppc_random_simplex),
     PPC_SYMBOL(ppc_random_bernoulli),
     PPC_SYMBOL(ppc_mean_abs_change),
 };

@@ -78,6 +78,9 @@ double ppc_softmax_inplace(int64_t n, double* x) {
 #include "runtime/Catalogue.h"
 #include "runtime/SymbolTable.h"
 
+// The copies per vector ISA of the row kernels (runtime/SymbolTable.h).
+PPC_DECLARE_CLONES(ppc_axpy_transposed)
+
 namespace ppc::rt::factors {
 
 namespace {
@@ -85,7 +88,7 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_axpy),
     PPC_SYMBOL(ppc_transpose),
     PPC_SYMBOL(ppc_axpy_strided),
-    PPC_SYMBOL(ppc_axpy_transposed),
+    PPC_ROW_SYMBOL(ppc_axpy_transposed),
     PPC_SYMBOL(ppc_dot),
     PPC_SYMBOL(ppc_logsumexp),
     PPC_SYMBOL(ppc_softmax_inplace),

@@ -4,6 +4,7 @@
 #include "runtime/Distributions.h"
 #include "runtime/Operators.h"
 #include "runtime/Symbols.h"
+#include "runtime/VectorIsa.h"
 
 #include <filesystem>
 #include <fstream>
@@ -158,7 +159,7 @@ TEST(Catalogue, EveryFamilysEntryAgreesWithItsDistributionAndKernels) {
       args.push_back({.i = k});
     args.push_back({.p = eta.data()});
     args.push_back({.p = out.data()});
-    sk->invoke(args.data());
+    sk->call(args.data());
     for (int i = 0; i < eta.size(); ++i)
       EXPECT_NEAR(out[size_t(i)], stats[i], 1e-10 * std::max(1.0, std::abs(stats[i]))) << i;
     // Standard parameters: one value per output column.
@@ -213,4 +214,41 @@ TEST(Catalogue, PointMassesAreTheStatisticsOfAConstant) {
     L[size_t(i * D + i)] = c;
   ASSERT_EQ(ppc_wishart_pointmass_stats(D, L.data(), w.data(), scratch.data()), 0);
   same(factorEntry(Family::Wishart).pointMass(c, D), w);
+}
+
+// Every kernel compiled once per vector ISA (PPC_ROW_KERNEL in the sources)
+// has its copies in the symbol table, so that `ppc --cpu` can choose one;
+// choosing a level points the table at that level's copies.
+TEST(Catalogue, RowKernelsHaveACopyPerVectorIsaAndTheTableFollowsTheChoice) {
+  std::set<std::string> rowKernels;
+  for (const char *dir : {"runtime/factors", "runtime/kernels"})
+    for (const auto &entry : std::filesystem::directory_iterator(std::filesystem::path(PPC_SOURCE_DIR) / dir))
+      if (entry.path().extension() == ".cpp") {
+        std::ifstream in(entry.path());
+        std::stringstream ss;
+        ss << in.rdbuf();
+        const std::string text = ss.str();
+        std::regex decl(R"(PPC_ROW_KERNEL\s+(?:void|double|int|int64_t)\s+(ppc_[a-z0-9_]+)\()");
+        for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator(); ++it)
+          rowKernels.insert((*it)[1]);
+      }
+  EXPECT_GE(rowKernels.size(), 40u);
+  for (const std::string &name : rowKernels) {
+    const rt::RuntimeSymbol *s = rt::findRuntimeKernel(name);
+    ASSERT_NE(s, nullptr) << name;
+    for (int level = 0; level < rt::kNumVectorIsas; ++level)
+      EXPECT_NE(s->clones[level], nullptr) << name << " has no copy for level " << level;
+  }
+  const rt::RuntimeSymbol *stats = rt::findRuntimeKernel("ppc_dirichlet_stats_n");
+  std::string error;
+  for (int level = 0; level <= int(rt::hostVectorIsa()); ++level) {
+    ASSERT_TRUE(rt::setVectorIsa(rt::VectorIsa(level), error)) << error;
+    EXPECT_EQ(stats->address, stats->clones[level]);
+    EXPECT_EQ(rt::findRuntimeSymbol("ppc_dirichlet_stats_n"), stats->clones[level]);
+  }
+  if (rt::hostVectorIsa() != rt::VectorIsa::Avx512) {
+    EXPECT_FALSE(rt::setVectorIsa(rt::VectorIsa::Avx512, error));
+    EXPECT_NE(error.find("this CPU cannot run x86-64-v4 code"), std::string::npos) << error;
+  }
+  ASSERT_TRUE(rt::setVectorIsa(rt::hostVectorIsa(), error));
 }

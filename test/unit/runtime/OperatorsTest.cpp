@@ -21,6 +21,7 @@
 
 #include "runtime/Distributions.h"
 #include "runtime/Operators.h"
+#include "runtime/VectorIsa.h"
 #include "test/unit/runtime/TestUtil.h"
 
 namespace ppc::rt {
@@ -913,8 +914,17 @@ TEST(MvGaussianFactor, OneDimensionIsTheGaussianGammaPair) {
 class GaussianPlateStatistics : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
 INSTANTIATE_TEST_SUITE_P(DimensionsAndRows, GaussianPlateStatistics,
                          ::testing::Values(std::pair<int64_t, int64_t>{2, 13}, std::pair<int64_t, int64_t>{16, 7},
-                                           std::pair<int64_t, int64_t>{17, 7}, std::pair<int64_t, int64_t>{33, 13}));
+                                           std::pair<int64_t, int64_t>{17, 7}, std::pair<int64_t, int64_t>{33, 13},
+                                           std::pair<int64_t, int64_t>{64, 130}, std::pair<int64_t, int64_t>{65, 9}));
+// On every vector ISA this CPU runs (runtime/VectorIsa.h: the kernels'
+// copies for SSE2, AVX2 and AVX-512, as `ppc --cpu` chooses them), against
+// the definitions; 130 rows span three of the blocks the large-dimension
+// kernel works in.
 TEST_P(GaussianPlateStatistics, WeightedMomentsAndMomentProductsMatchTheirDefinitions) {
+  for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
+  std::string error;
+  ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::VectorIsa(level), error)) << error;
+  SCOPED_TRACE(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))));
   const int64_t D = GetParam().first, n = GetParam().second, k = 3, width = D + D * D;
   std::vector<double> x(size_t(n * D)), w(size_t(n * k)), eta(size_t(k * width)), offsets{0.5, -1.0, 2.0};
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * double(i)) * 3.0;
@@ -941,6 +951,9 @@ TEST_P(GaussianPlateStatistics, WeightedMomentsAndMomentProductsMatchTheirDefini
     for (int64_t c = 0; c < width; ++c)
       EXPECT_NEAR(means[size_t(j * width + c)], total > 0 ? want[size_t(c)] / total : 0.0, 1e-12) << j << "," << c;
   }
+  }
+  std::string error;
+  ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
 }
 
 // The memo: the same weights return the stored moments untouched; other
