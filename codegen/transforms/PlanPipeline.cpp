@@ -31,6 +31,10 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        "an observed (Mv)Gaussian's per-datum, per-case messages and ELBO terms become matrix products of the "
        "data's sufficient statistics",
        batchObservedStatistics},
+      {"batch-linear",
+       "an observed Bernoulli's per-datum, per-column, per-case messages, ELBO terms and evidence become the "
+       "products W^T X and X H^T",
+       batchLinearStatistics},
       {"row-fission", "statistics and entropy calls that end a loop run on all its rows after it", hoistRowKernels},
       {"column-fission", "datum-major column sums into a posterior's rows become one tiled parallel loop",
        splitColumnSums},

@@ -22,6 +22,11 @@ int foldProductIdentities(Plan &p);
 /// data's tabulated sufficient statistics (BatchStatistics.cpp).
 int batchObservedStatistics(Plan &p);
 
+/// The same for observed factors linear in a scalar datum (a Bernoulli in a
+/// mixture, column by column): weighted column means W^T X and linear forms
+/// X H^T (LinearStatistics.cpp).
+int batchLinearStatistics(Plan &p);
+
 /// Per-element calls of statistics and entropy row kernels that end a loop
 /// become calls on all its rows after it (RowKernelFission.cpp).
 int hoistRowKernels(Plan &p);

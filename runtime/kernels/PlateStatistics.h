@@ -23,4 +23,15 @@ void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_
 void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
                                   const double* offsets, double* out);
 
+/// means[j][c] = sum_i w[i][j] x[i][c] / totals[j] and totals[j] = sum_i w[i][j]
+/// for the n x D data x and n x k weights w (a zero row where totals[j] = 0):
+/// a data plate of scalars' weighted means per case and column (W^T X). memo
+/// as for ppc_gaussian_weighted_moments.
+void ppc_weighted_column_means(int64_t n, int64_t k, const double* w, int64_t D, const double* x, double* means,
+                               double* totals, double* memo);
+/// out[i][j] = sum_c x[i][c] eta[j][c] + offsets[j] (X H^T plus a constant per
+/// case): every datum's evidence for every case of a factor linear in x.
+void ppc_linear_forms(int64_t n, int64_t k, int64_t D, const double* x, const double* eta, const double* offsets,
+                      double* out);
+
 }  // extern "C"

@@ -566,6 +566,42 @@ TEST(Inference, JitEqualsInterpreterOnEveryExample) {
   }
 }
 
+// codegen/transforms/LinearStatistics.cpp: a mixture of product-Bernoulli
+// components (the 8x8 binarised digits) with its per-(datum, pixel, case)
+// messages, ELBO terms and evidence as weighted column means and linear
+// forms gives the iterations of the call-per-entry plan, to rounding; every
+// example with and without it, one thread and two, runs the same.
+TEST(Inference, BatchedLinearStatisticsEqualPerEntryCalls) {
+  FitOptions o;
+  o.map["x"] = "p*";
+  o.run.maxIterations = 10;
+  o.run.tolerance = 0;
+  auto batched = fit(readAll(examplePath("bernoulli_mixture.ppl")), {examplePath("data/digits_binary.csv")}, o);
+  o.disabled.push_back("batch-linear");
+  auto perEntry = fit(readAll(examplePath("bernoulli_mixture.ppl")), {examplePath("data/digits_binary.csv")}, o);
+  ASSERT_TRUE(batched->ok) << batched->error;
+  ASSERT_TRUE(perEntry->ok) << perEntry->error;
+  std::string plan = codegen::printPlan(*batched->plan), plain = codegen::printPlan(*perEntry->plan);
+  EXPECT_NE(plan.find("ppc_weighted_column_means"), std::string::npos);
+  EXPECT_NE(plan.find("ppc_linear_forms"), std::string::npos);
+  EXPECT_EQ(plan.find("ppc_bernoulli_avglogfactor_obs_n"), std::string::npos);
+  EXPECT_EQ(plan.find("ppc_bernoulli_p_avglog_obs_n"), std::string::npos);
+  EXPECT_NE(plain.find("ppc_bernoulli_avglogfactor_obs_n"), std::string::npos);
+  expectSameRun(*batched, *perEntry, 1e-10, 1e-8, /*withScratch=*/false);
+  for (size_t i = 1; i < batched->summary.elbo.size(); ++i)
+    EXPECT_GE(batched->summary.elbo[i], batched->summary.elbo[i - 1] - 1e-9 * std::abs(batched->summary.elbo[i]));
+  for (const Example &ex : examples())
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(ex.model + " threads " + std::to_string(threads));
+      FitOptions e = exampleOptions(ex, threads);
+      auto with = fit(readAll(examplePath(ex.model)), ex.files, e);
+      e.disabled.push_back("batch-linear");
+      auto without = fit(readAll(examplePath(ex.model)), ex.files, e);
+      ASSERT_TRUE(with->ok && without->ok);
+      expectSameRun(*with, *without, 1e-10, 1e-8, /*withScratch=*/false);
+    }
+}
+
 // codegen/transforms/RowKernelFission.cpp: statistics and entropies of all rows after
 // the loop give the same posteriors as one row per iteration of it (the ELBO
 // terms summed in another order), on one thread and on two; and it applies

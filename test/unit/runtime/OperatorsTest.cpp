@@ -1169,3 +1169,57 @@ TEST(ScheduleKernels, TransposedExponentialsCoverEveryBlockOfColumns) {
       EXPECT_NEAR(dst[size_t(c * rows + r)], std::exp(src[size_t(r * cols + c)] - m), 1e-15);
   }
 }
+
+// A plate of scalars' weighted column means (W^T X) and linear forms
+// (X H^T + c), against their definitions, on every vector ISA the CPU runs;
+// sizes that exercise the row blocks, the padded columns and the cases
+// rounded up to the register tiles. The memo returns the stored means for
+// the same weights.
+TEST(DenseProducts, WeightedColumnMeansAndLinearFormsMatchTheirDefinitions) {
+  for (auto [n, k, D] : {std::tuple<int64_t, int64_t, int64_t>{130, 10, 37}, {7, 3, 1}, {65, 12, 64}}) {
+    std::vector<double> x(size_t(n * D)), w(size_t(n * k)), eta(size_t(k * D)), offsets(static_cast<size_t>(k));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = (i * 7 + i / 5) % 3 == 0 ? 1.0 : std::sin(0.3 * double(i));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05 + std::fabs(std::cos(0.7 * double(i)));
+    for (int64_t i = 0; i < n; ++i) w[size_t(i * k + k - 1)] = 0.0; // a case with no weight
+    for (size_t i = 0; i < eta.size(); ++i) eta[i] = std::cos(0.13 * double(i)) - 0.2;
+    for (size_t j = 0; j < offsets.size(); ++j) offsets[j] = 0.5 * double(j) - 1.0;
+    for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
+      std::string error;
+      ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::VectorIsa(level), error)) << error;
+      SCOPED_TRACE(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))) + " n=" + std::to_string(n) +
+                   " k=" + std::to_string(k) + " D=" + std::to_string(D));
+      std::vector<double> means(size_t(k * D), -1.0), totals(size_t(k), -1.0), out(size_t(n * k), -1.0);
+      ppc_weighted_column_means(n, k, w.data(), D, x.data(), means.data(), totals.data(), nullptr);
+      ppc_linear_forms(n, k, D, x.data(), eta.data(), offsets.data(), out.data());
+      for (int64_t j = 0; j < k; ++j) {
+        double total = 0.0;
+        for (int64_t i = 0; i < n; ++i) total += w[size_t(i * k + j)];
+        EXPECT_NEAR(totals[size_t(j)], total, 1e-13 * total);
+        for (int64_t c = 0; c < D; ++c) {
+          double sum = 0.0;
+          for (int64_t i = 0; i < n; ++i) sum += w[size_t(i * k + j)] * x[size_t(i * D + c)];
+          EXPECT_NEAR(means[size_t(j * D + c)], total > 0 ? sum / total : 0.0, 1e-13) << j << "," << c;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          double dot = offsets[size_t(j)];
+          for (int64_t c = 0; c < D; ++c) dot += x[size_t(i * D + c)] * eta[size_t(j * D + c)];
+          EXPECT_NEAR(out[size_t(i * k + j)], dot, 1e-12 * (1 + std::fabs(dot))) << i << "," << j;
+        }
+      }
+    }
+  }
+  std::string error;
+  ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
+  // The memo: the same weights leave the outputs alone; new ones recompute.
+  const int64_t n = 4, k = 2, D = 3;
+  std::vector<double> x{1, 0, 1, 0, 1, 1, 1, 1, 0, 0, 0, 1}, w{0.2, 0.8, 0.5, 0.5, 0.9, 0.1, 0.3, 0.7};
+  std::vector<double> means(6), totals(2), memo(size_t(1 + n * k), 0.0);
+  ppc_weighted_column_means(n, k, w.data(), D, x.data(), means.data(), totals.data(), memo.data());
+  EXPECT_NEAR(means[0], (0.2 + 0.9 + 0.0 * 0.5) / (0.2 + 0.5 + 0.9 + 0.3), 1e-15);
+  std::fill(means.begin(), means.end(), -1.0);
+  ppc_weighted_column_means(n, k, w.data(), D, x.data(), means.data(), totals.data(), memo.data());
+  EXPECT_EQ(means, std::vector<double>(6, -1.0));
+  w[0] = 0.4;
+  ppc_weighted_column_means(n, k, w.data(), D, x.data(), means.data(), totals.data(), memo.data());
+  EXPECT_NEAR(means[0], (0.4 + 0.9) / (0.4 + 0.5 + 0.9 + 0.3), 1e-15);
+}
