@@ -1,15 +1,34 @@
-"""The Python packages the bench scripts need, with one clear message where
-one is missing (a fresh machine has none of them).
+"""What every bench script shares: the packages the peers need (one clear
+message where one is missing), the host a figure ran on (CPU, vector ISA,
+L2), numpy's BLAS (the peers run on an optimized one, as their users' pip
+wheels do, or the script refuses), `--cpu` for ppc (and the matching
+OpenBLAS kernels for the peers), the host's peak multiply-add rate, and loud
+lines when a README goal is not reached here.
 
 Debian's python3-sklearn and python3-gensim (and the numpy and scipy they
 bring) are seen only by /usr/bin/python3, not by another interpreter that may
-come first on PATH.
+come first on PATH. Debian's numpy links whatever libblas.so.3 is installed:
+netlib's reference BLAS unless libopenblas0-pthread takes it over.
+
+Call `early_setup()` before numpy is imported: thread counts and the
+OpenBLAS kernel family are read from the environment when it loads.
 """
+import argparse
 import importlib
 import os
+import subprocess
 import sys
 
-INSTALL = "apt-get install python3-sklearn python3-gensim"
+INSTALL = "apt-get install python3-sklearn python3-gensim libopenblas0-pthread"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# ppc's --cpu levels, their vector ISA, and the OpenBLAS kernels that match.
+LEVELS = {
+    "x86-64": ("SSE2", "Prescott"),
+    "x86-64-v2": ("SSE2", "Nehalem"),
+    "x86-64-v3": ("AVX2", "Haswell"),
+    "x86-64-v4": ("AVX-512", "SkylakeX"),
+}
 
 
 def require(*modules):
@@ -23,3 +42,112 @@ def require(*modules):
     if missing:
         sys.exit(f"{os.path.basename(sys.argv[0])}: {sys.executable} cannot import {', '.join(missing)}; "
                  f"install the peers with `{INSTALL}` and run the script with /usr/bin/python3")
+
+
+def add_arguments(ap, threads=True):
+    """--cpu and --allow-reference-blas (and --threads) for a script's parser."""
+    ap.add_argument("--cpu", default=None, choices=sorted(LEVELS) + ["native"],
+                    help="run ppc with --cpu (e.g. x86-64-v3: the AVX2 path on an AVX-512 host); the peers' "
+                         "OpenBLAS uses the matching kernels")
+    ap.add_argument("--allow-reference-blas", action="store_true",
+                    help="report ratios even when numpy runs on netlib's reference BLAS (unfair to the peers)")
+    if threads:
+        ap.add_argument("--threads", type=int, default=1)
+
+
+def early_setup():
+    """Before numpy is imported: BLAS/OpenMP threads as --threads, and the
+    OpenBLAS kernels of --cpu's level (OPENBLAS_CORETYPE)."""
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--cpu", default=None)
+    known, _ = ap.parse_known_args()
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        os.environ[var] = str(known.threads)
+    if known.cpu in LEVELS:
+        os.environ["OPENBLAS_CORETYPE"] = LEVELS[known.cpu][1]
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def host_level():
+    flags = cpu_flags()
+    if {"avx512f", "avx512dq", "avx512vl", "avx512bw"} <= flags:
+        return "x86-64-v4"
+    if {"avx2", "fma"} <= flags:
+        return "x86-64-v3"
+    return "x86-64"
+
+
+def describe_host(cpu=None):
+    """One line: the CPU, its cores and L2, its best vector ISA, and the one ppc runs here."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    l2 = subprocess.run(["getconf", "LEVEL2_CACHE_SIZE"], capture_output=True, text=True).stdout.strip()
+    l2 = f"{int(l2) // 1024} KiB L2 per core" if l2.isdigit() and int(l2) > 0 else "L2 unknown"
+    best = host_level()
+    run = cpu if cpu and cpu != "native" else best
+    return (f"{model}, {os.cpu_count()} logical cores, {l2}; best vector ISA {LEVELS[best][0]} ({best}); "
+            f"ppc runs the {LEVELS[run][0]} path" + (f" (--cpu {cpu})" if cpu and cpu != "native" else ""))
+
+
+def numpy_blas(allow_reference):
+    """The BLAS numpy uses, as a line; exits when it is the reference BLAS
+    (peers slowed down, ratios inflated) unless allowed."""
+    import numpy as np
+    np.dot(np.ones((64, 64)), np.ones((64, 64)))  # make sure the library is loaded
+    found = []
+    try:
+        from threadpoolctl import threadpool_info
+        for lib in threadpool_info():
+            if lib.get("user_api") == "blas":
+                found.append(f"{lib.get('internal_api')} {lib.get('version') or ''} "
+                             f"({lib.get('architecture') or 'architecture unknown'}, "
+                             f"{lib.get('threading_layer') or 'threading unknown'}, "
+                             f"{lib.get('num_threads')} thread(s))".replace("  ", " "))
+    except ImportError:
+        pass
+    if found:
+        return "numpy's BLAS: " + "; ".join(found)
+    message = ("numpy runs on the reference BLAS (netlib's libblas.so.3): scikit-learn is several times slower "
+               f"than its users' pip installs. Install an optimized one (`{INSTALL}`)")
+    if not allow_reference:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {message}, or pass --allow-reference-blas to report anyway.")
+    return "numpy's BLAS: REFERENCE (netlib) -- ratios against the peers are inflated"
+
+
+def ppc_cpu_args(cpu):
+    return ["--cpu", cpu] if cpu else []
+
+
+def peak_fma(cpu=None):
+    """The host's peak double-precision multiply-adds per second on the vector
+    ISA ppc runs (bench/peak_fma: independent chains of FMAs), in G/s."""
+    build = os.path.join(ROOT, "build")
+    subprocess.run(["cmake", "--build", build, "--target", "ppc_peak_fma"], stdout=subprocess.DEVNULL, check=True)
+    level = cpu if cpu and cpu != "native" else host_level()
+    out = subprocess.run([os.path.join(build, "bin", "ppc_peak_fma"), level], capture_output=True, text=True,
+                         check=True).stdout
+    return float(out.split()[0])
+
+
+def goal(text, met):
+    """A README goal, checked on this host: loud when it is not reached."""
+    if met:
+        print(f"  goal met: {text}")
+    else:
+        bar = "!" * 78
+        print(f"  {bar}\n  !! GOAL NOT MET on this host: {text}\n  {bar}")

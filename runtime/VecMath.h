@@ -209,7 +209,7 @@ PPC_MATH_INLINE double lgamma_pos(double x) {
 
 /// digamma_pos(x), with lgamma_pos(x) in `lg`: both from one shift and one
 /// log(y) (a Dirichlet's statistics and its entropy's lgamma in one pass,
-/// codegen/LgammaSharing.cpp). The same operations in the same order as the
+/// codegen/EntropySharing.cpp). The same operations in the same order as the
 /// two functions above, so the results are theirs bit for bit (tested).
 PPC_MATH_INLINE double digamma_lgamma_pos(double x, double& lg) {
   double num, den;

@@ -165,7 +165,7 @@ public:
 
 private:
   /// The ELBO block, only ever right after the iteration block: plan
-  /// transformations rely on it (codegen/transforms/LgammaSharing.cpp reads what the
+  /// transformations rely on it (codegen/transforms/EntropySharing.cpp reads what the
   /// iteration's statistics stored).
   double elbo(Engine &engine);
 

@@ -68,6 +68,8 @@ bool PlanPassManager::run(Plan &p, llvm::raw_ostream &dumpOS, std::string &error
 }
 
 bool PlanOptions::disable(const std::string &name) {
+  if (name == "share-lgamma") // its name when it shared only a Dirichlet's lgammas
+    return disable("share-entropy");
   if (name == "product-form") {
     lowering.productForm = false;
     return true;

@@ -38,8 +38,10 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
       {"row-fission", "statistics and entropy calls that end a loop run on all its rows after it", hoistRowKernels},
       {"column-fission", "datum-major column sums into a posterior's rows become one tiled parallel loop",
        splitColumnSums},
-      {"share-lgamma", "a Dirichlet's statistics also store the log normalizers its entropy reads",
-       shareLgamma},
+      {"share-entropy",
+       "a posterior's statistics also store what its entropy reads (a Dirichlet's log normalizers, an "
+       "MvGaussian's or Wishart's log-determinants)",
+       shareEntropies},
       {"fuse-normalizers", "a categorical's product, normalization and message become one call",
        fuseProductNormalizers},
       {"drop-unread", "optional outputs of scratch posteriors that nothing reads are not computed",

@@ -36,10 +36,11 @@ int hoistRowKernels(Plan &p);
 /// parallel loop adding every column by tiles (ColumnFission.cpp).
 int splitColumnSums(Plan &p);
 
-/// A Dirichlet's statistics in the iteration block also store its rows' log
-/// normalizers, which its entropy in the ELBO block then reads instead of
-/// computing every lgamma again (LgammaSharing.cpp).
-int shareLgamma(Plan &p);
+/// A posterior's statistics in the iteration block also store what its
+/// entropy in the ELBO block needs (a Dirichlet's log normalizers, an
+/// MvGaussian's or Wishart's log-determinants), which the entropy then reads
+/// instead of computing again (EntropySharing.cpp).
+int shareEntropies(Plan &p);
 
 /// A categorical's product, normalization and message to a parent, when
 /// nothing else reads the rows between them, become one call that stores

@@ -24,7 +24,7 @@ double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta);
 double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double* eta, const double* elog);
 /// ppc_dirichlet_stats_n, and each row's log normalizer A(eta_i) (as
 /// ppc_dirichlet_lognorm_n) in lognorm[i]: its lgamma share the digammas'
-/// shifts and logarithms (codegen/LgammaSharing.cpp).
+/// shifts and logarithms (codegen/EntropySharing.cpp).
 void ppc_dirichlet_stats_lognorm_n(int64_t n, int64_t K, const double* eta, double* elog, double* lognorm);
 /// ppc_dirichlet_entropy_n from the rows' log normalizers that
 /// ppc_dirichlet_stats_lognorm_n stored with `elog`: no special function.

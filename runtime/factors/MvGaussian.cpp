@@ -17,11 +17,14 @@ extern "C" {
 
 // ===== MvGaussian =====
 
-PPC_KERNEL_INLINE int mvgaussianStats(int64_t D, const double* eta, double* stats, double* scratch) {
+/// The statistics, and log|Lambda| in *logdet unless it is null.
+PPC_KERNEL_INLINE int mvgaussianStats(int64_t D, const double* eta, double* stats, double* scratch,
+                                      double* logdet = nullptr) {
   double* L = scratch;           // D*D
   double* cov = scratch + D * D; // D*D
   for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[D + i];
   if (!cholesky(D, L)) return 1;
+  if (logdet) *logdet = logdetFromCholesky(D, L);
   choleskyInverse(D, L, cov);
   for (int64_t i = 0; i < D; ++i) {
     double s = 0.0;
@@ -57,11 +60,16 @@ PPC_ROW_KERNEL double ppc_mvgaussian_lognorm(int64_t D, const double* eta, doubl
   return mvgaussianLognorm(D, eta, scratch);
 }
 
+/// The entropy from log|Lambda|.
+PPC_KERNEL_INLINE double mvgaussianEntropyOfLogdet(int64_t D, double logdet) {
+  return 0.5 * static_cast<double>(D) * (1.0 + kLog2Pi) - 0.5 * logdet;
+}
+
 PPC_KERNEL_INLINE double mvgaussianEntropy(int64_t D, const double* eta, double* scratch) {
   double* L = scratch;
   for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[D + i];
   if (!cholesky(D, L)) return vm::kNaN;
-  return 0.5 * static_cast<double>(D) * (1.0 + kLog2Pi) - 0.5 * logdetFromCholesky(D, L);
+  return mvgaussianEntropyOfLogdet(D, logdetFromCholesky(D, L));
 }
 
 PPC_ROW_KERNEL double ppc_mvgaussian_entropy(int64_t D, const double* eta, double* scratch) {
@@ -160,6 +168,25 @@ PPC_ROW_KERNEL void ppc_mvgaussian_stats_n(int64_t n, int64_t D, const double* e
       for (int64_t j = 0; j < width; ++j) stats[i * width + j] = vm::kNaN;
 }
 
+PPC_ROW_KERNEL void ppc_mvgaussian_stats_logdet_n(int64_t n, int64_t D, const double* eta, double* stats,
+                                                  double* logdet) {
+  const int64_t width = D + D * D;
+  MvScratch scratch(D);
+  for (int64_t i = 0; i < n; ++i)
+    if (mvgaussianStats(D, eta + i * width, stats + i * width, scratch.p, logdet + i)) {
+      for (int64_t j = 0; j < width; ++j) stats[i * width + j] = vm::kNaN;
+      logdet[i] = vm::kNaN;
+    }
+}
+
+PPC_ROW_KERNEL double ppc_mvgaussian_entropy_logdet_n(int64_t n, int64_t D, const double* eta,
+                                                      const double* logdet) {
+  (void)eta;
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) total += mvgaussianEntropyOfLogdet(D, logdet[i]);
+  return total;
+}
+
 PPC_ROW_KERNEL double ppc_mvgaussian_entropy_n(int64_t n, int64_t D, const double* eta) {
   MvScratch scratch(D);
   double total = 0.0;
@@ -242,6 +269,8 @@ PPC_DECLARE_CLONES(ppc_mvgaussian_entropy)
 PPC_DECLARE_CLONES(ppc_mvgaussian_kl)
 PPC_DECLARE_CLONES(ppc_mvgaussian_stats_n)
 PPC_DECLARE_CLONES(ppc_mvgaussian_entropy_n)
+PPC_DECLARE_CLONES(ppc_mvgaussian_stats_logdet_n)
+PPC_DECLARE_CLONES(ppc_mvgaussian_entropy_logdet_n)
 PPC_DECLARE_CLONES(ppc_mvgaussian_mean_avglog_obs_n)
 PPC_DECLARE_CLONES(ppc_mvgaussian_precision_avglog_obs_n)
 PPC_DECLARE_CLONES(ppc_mvgaussian_avglogfactor_obs_n)
@@ -279,6 +308,8 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_mvgaussian_avglogfactor),
     PPC_ROW_SYMBOL(ppc_mvgaussian_stats_n),
     PPC_ROW_SYMBOL(ppc_mvgaussian_entropy_n),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_stats_logdet_n),
+    PPC_ROW_SYMBOL(ppc_mvgaussian_entropy_logdet_n),
     PPC_ROW_SYMBOL(ppc_mvgaussian_mean_avglog_obs_n),
     PPC_ROW_SYMBOL(ppc_mvgaussian_precision_avglog_obs_n),
     PPC_ROW_SYMBOL(ppc_mvgaussian_avglogfactor_obs_n),

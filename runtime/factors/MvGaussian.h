@@ -55,4 +55,11 @@ double ppc_mvgaussian_avglogfactor_obs_n(int64_t n, int64_t D, const double* x, 
 
 void ppc_mvgaussian_pointmass_stats(int64_t D, const double* x, double* stats); ///< (x, x x^T)
 
+/// ppc_mvgaussian_stats_n that also stores each row's log|Lambda| (NaN where
+/// Lambda is not positive definite), for ppc_mvgaussian_entropy_logdet_n
+/// (codegen/transforms/EntropySharing.cpp).
+void ppc_mvgaussian_stats_logdet_n(int64_t n, int64_t D, const double* eta, double* stats, double* logdet);
+/// The entropies of n rows from their stored log|Lambda| (eta unused).
+double ppc_mvgaussian_entropy_logdet_n(int64_t n, int64_t D, const double* eta, const double* logdet);
+
 }  // extern "C"

@@ -17,11 +17,14 @@ extern "C" {
 
 // ===== Wishart =====
 
-PPC_KERNEL_INLINE int wishartStats(int64_t D, const double* eta, double* stats, double* scratch) {
+/// The statistics, and log|S| in *logdetS unless it is null.
+PPC_KERNEL_INLINE int wishartStats(int64_t D, const double* eta, double* stats, double* scratch,
+                                   double* logdetS = nullptr) {
   double* L = scratch;
   double* S = scratch + D * D;
   const WishartParts p = wishartParts(D, eta, L);
   if (!p.ok) return 1;
+  if (logdetS) *logdetS = p.logdetS;
   choleskyInverse(D, L, S);
   for (int64_t i = 0; i < D * D; ++i) stats[i] = p.nu * S[i];
   stats[D * D] = wishartElogdet(D, p.nu, p.logdetS);
@@ -50,13 +53,16 @@ PPC_ROW_KERNEL double ppc_wishart_lognorm(int64_t D, const double* eta, double* 
   return wishartLognorm(D, eta, scratch);
 }
 
+/// H = A + nu D / 2 - (nu - D - 1)/2 E log|Lambda|, from nu and log|S|.
+PPC_KERNEL_INLINE double wishartEntropyOf(int64_t D, double nu, double logdetS) {
+  const double dd = static_cast<double>(D);
+  return wishartLognormParams(D, nu, logdetS) + 0.5 * nu * dd - 0.5 * (nu - dd - 1.0) * wishartElogdet(D, nu, logdetS);
+}
+
 PPC_KERNEL_INLINE double wishartEntropy(int64_t D, const double* eta, double* scratch) {
-  // H = A + nu D / 2 - (nu - D - 1)/2 E log|Lambda|
   const WishartParts p = wishartParts(D, eta, scratch);
   if (!p.ok) return vm::kNaN;
-  const double dd = static_cast<double>(D);
-  return wishartLognormParams(D, p.nu, p.logdetS) + 0.5 * p.nu * dd -
-         0.5 * (p.nu - dd - 1.0) * wishartElogdet(D, p.nu, p.logdetS);
+  return wishartEntropyOf(D, p.nu, p.logdetS);
 }
 
 PPC_ROW_KERNEL double ppc_wishart_entropy(int64_t D, const double* eta, double* scratch) {
@@ -97,6 +103,27 @@ PPC_ROW_KERNEL void ppc_wishart_stats_n(int64_t n, int64_t D, const double* eta,
   for (int64_t i = 0; i < n; ++i)
     if (wishartStats(D, eta + i * width, stats + i * width, scratch.p))
       for (int64_t j = 0; j < width; ++j) stats[i * width + j] = vm::kNaN;
+}
+
+PPC_ROW_KERNEL void ppc_wishart_stats_logdet_n(int64_t n, int64_t D, const double* eta, double* stats,
+                                               double* logdetS) {
+  const int64_t width = D * D + 1;
+  MvScratch scratch(D);
+  for (int64_t i = 0; i < n; ++i)
+    if (wishartStats(D, eta + i * width, stats + i * width, scratch.p, logdetS + i)) {
+      for (int64_t j = 0; j < width; ++j) stats[i * width + j] = vm::kNaN;
+      logdetS[i] = vm::kNaN;
+    }
+}
+
+PPC_ROW_KERNEL double ppc_wishart_entropy_logdet_n(int64_t n, int64_t D, const double* eta, const double* logdetS) {
+  const int64_t width = D * D + 1;
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double nu = 2.0 * eta[i * width + D * D] + static_cast<double>(D + 1);
+    total += wishartEntropyOf(D, nu, logdetS[i]);
+  }
+  return total;
 }
 
 PPC_ROW_KERNEL double ppc_wishart_entropy_n(int64_t n, int64_t D, const double* eta) {
@@ -150,6 +177,8 @@ PPC_DECLARE_CLONES(ppc_wishart_entropy)
 PPC_DECLARE_CLONES(ppc_wishart_kl)
 PPC_DECLARE_CLONES(ppc_wishart_stats_n)
 PPC_DECLARE_CLONES(ppc_wishart_entropy_n)
+PPC_DECLARE_CLONES(ppc_wishart_stats_logdet_n)
+PPC_DECLARE_CLONES(ppc_wishart_entropy_logdet_n)
 PPC_DECLARE_CLONES(ppc_wishart_pointmass_stats)
 
 namespace ppc::rt::factors {
@@ -169,6 +198,8 @@ constexpr KernelPattern kPatterns[] = {
 const RuntimeSymbol kSymbols[] = {
     PPC_ROW_SYMBOL(ppc_wishart_stats_n),
     PPC_ROW_SYMBOL(ppc_wishart_entropy_n),
+    PPC_ROW_SYMBOL(ppc_wishart_stats_logdet_n),
+    PPC_ROW_SYMBOL(ppc_wishart_entropy_logdet_n),
     PPC_SYMBOL(ppc_wishart_iso_sample_avglog),
     PPC_SYMBOL(ppc_wishart_iso_avglogfactor),
     PPC_ROW_SYMBOL(ppc_wishart_stats),

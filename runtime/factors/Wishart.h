@@ -41,4 +41,11 @@ double ppc_wishart_avglogfactor(int64_t D, double nu, const double* S_inv, doubl
 /// (Lambda, log|Lambda|); scratch >= D*D; returns 1 if Lambda is not SPD.
 int ppc_wishart_pointmass_stats(int64_t D, const double* lambda, double* stats, double* scratch);
 
+/// ppc_wishart_stats_n that also stores each row's log|S| (NaN where -2 eta1
+/// is not positive definite), for ppc_wishart_entropy_logdet_n
+/// (codegen/transforms/EntropySharing.cpp).
+void ppc_wishart_stats_logdet_n(int64_t n, int64_t D, const double* eta, double* stats, double* logdetS);
+/// The entropies of n rows from nu (in eta) and their stored log|S|.
+double ppc_wishart_entropy_logdet_n(int64_t n, int64_t D, const double* eta, const double* logdetS);
+
 }  // extern "C"

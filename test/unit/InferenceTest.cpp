@@ -806,10 +806,10 @@ TEST(Inference, ColumnFissionChangesNothing) {
       }
 }
 
-// codegen/transforms/LgammaSharing.cpp: a Dirichlet's entropy from the log normalizers
+// codegen/transforms/EntropySharing.cpp: a Dirichlet's entropy from the log normalizers
 // its statistics stored gives every example the same statistics bit for bit
 // and the same ELBO but for the order of its sums; JIT and interpreter.
-TEST(Inference, LgammaSharingChangesOnlyTheElboRounding) {
+TEST(Inference, EntropySharingChangesOnlyTheElboRounding) {
   std::set<std::string> shared;
   for (const Example &ex : examples())
     for (std::string engine : {"jit", "interp"}) {
@@ -817,7 +817,7 @@ TEST(Inference, LgammaSharingChangesOnlyTheElboRounding) {
       FitOptions o = exampleOptions(ex);
       o.engine = engine;
       auto withSharing = fit(readAll(examplePath(ex.model)), ex.files, o);
-      o.disabled.push_back("share-lgamma");
+      o.disabled.push_back("share-entropy");
       auto without = fit(readAll(examplePath(ex.model)), ex.files, o);
       ASSERT_TRUE(withSharing->ok && without->ok) << withSharing->error << without->error;
       if (codegen::printPlan(*withSharing->plan).find("ppc_dirichlet_entropy_lognorm_n") != std::string::npos)

@@ -587,7 +587,7 @@ TEST(ColumnFission, LeavesLoopsItCannotSplit) {
   EXPECT_EQ(codegen::splitColumnSums(shifted.p), 0);
 }
 
-// codegen/transforms/LgammaSharing.cpp: parallel for k < 4 { zero eta[k]; eta[k] +=
+// codegen/transforms/EntropySharing.cpp: parallel for k < 4 { zero eta[k]; eta[k] +=
 // F[k] }; parallel for k < 4 { stats(eta[k]) } in the iteration block, and
 // parallel for k < 4 { elbo += entropy(eta[k], stats[k]) } in the ELBO block.
 struct EntropyPlan {
@@ -634,7 +634,7 @@ struct EntropyPlan {
 TEST(LgammaSharing, TheStatisticsStoreTheLogNormalizersTheEntropyReads) {
   EntropyPlan ep;
   ep.build();
-  EXPECT_EQ(codegen::shareLgamma(ep.p), 1);
+  EXPECT_EQ(codegen::shareEntropies(ep.p), 1);
   const std::string plan = ep.pp.printed();
   EXPECT_NE(plan.find("buffer phi.q.lognorm : f64[4]\n"), std::string::npos) << plan;
   EXPECT_NE(plan.find("  parallel for i1 < 4 {\n"
@@ -656,7 +656,7 @@ TEST(LgammaSharing, CallsOnAllRowsAtOnce) {
   ep.p.blocks[Plan::Iteration].push_back(ep.update());
   ep.p.blocks[Plan::Iteration].push_back(ep.statsCall(-1, K));
   ep.p.blocks[Plan::Elbo].push_back(ep.entropyCall(-1, K));
-  EXPECT_EQ(codegen::shareLgamma(ep.p), 1);
+  EXPECT_EQ(codegen::shareEntropies(ep.p), 1);
   const std::string plan = ep.pp.printed();
   EXPECT_NE(plan.find("ppc_dirichlet_stats_lognorm_n(4, 6, &phi.q.eta[0], &phi.q.stats[0], &phi.q.lognorm[0])"),
             std::string::npos)
@@ -681,19 +681,19 @@ TEST(LgammaSharing, TheUpdateInTheStatisticsLoop) {
     return ep;
   };
   auto inParallel = plan(true, false);
-  EXPECT_EQ(codegen::shareLgamma(inParallel->p), 1) << inParallel->pp.printed();
+  EXPECT_EQ(codegen::shareEntropies(inParallel->p), 1) << inParallel->pp.printed();
   // A serial loop's later iterations could change an earlier row.
   auto serial = plan(false, false);
-  EXPECT_EQ(codegen::shareLgamma(serial->p), 0) << serial->pp.printed();
+  EXPECT_EQ(codegen::shareEntropies(serial->p), 0) << serial->pp.printed();
   // The row changes again after its statistics.
   auto after = plan(true, true);
-  EXPECT_EQ(codegen::shareLgamma(after->p), 0) << after->pp.printed();
+  EXPECT_EQ(codegen::shareEntropies(after->p), 0) << after->pp.printed();
 }
 
 TEST(LgammaSharing, LeavesEntropiesWhoseParametersMayHaveChanged) {
   auto unchanged = [](EntropyPlan &ep, const char *why) {
     const std::string before = ep.pp.printed();
-    EXPECT_EQ(codegen::shareLgamma(ep.p), 0) << why;
+    EXPECT_EQ(codegen::shareEntropies(ep.p), 0) << why;
     EXPECT_EQ(ep.pp.printed(), before) << why;
   };
   // The parameters change after their statistics.

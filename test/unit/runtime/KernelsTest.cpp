@@ -70,7 +70,7 @@ TEST(FamilyKernels, DirichletMatchesClass) {
   EXPECT_LE(rel(ppc_dirichlet_avglogfactor_n(3, 4, prior, elog.data()), sum), 1e-14);
 }
 
-// codegen/LgammaSharing.cpp's pair: the statistics as ppc_dirichlet_stats_n
+// codegen/EntropySharing.cpp's pair: the statistics as ppc_dirichlet_stats_n
 // (bit for bit), each row's log normalizer as ppc_dirichlet_lognorm_n, and
 // the entropy from them as ppc_dirichlet_entropy_n, for row widths around
 // the 8-lane blocks (the padded last block holds lgamma of the row's sum).

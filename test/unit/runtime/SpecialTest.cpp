@@ -104,7 +104,7 @@ TEST(Special, LgammaKernelAgainstLongDoubleReference) {
   std::printf("lgamma: max rel err %.3g (|lgamma| > 0.1), max abs err %.3g elsewhere\n", maxRel, maxAbs);
 }
 
-// The fused digamma and lgamma (codegen/LgammaSharing.cpp's kernels) give
+// The fused digamma and lgamma (codegen/EntropySharing.cpp's kernels) give
 // digamma_pos and lgamma_pos bit for bit: sharing them changes no statistic.
 TEST(Special, FusedDigammaLgammaIsBothFunctionsExactly) {
   std::vector<double> xs = testGrid(1e-6, 1e6, 4000);

@@ -1,16 +1,20 @@
-//===- codegen/transforms/LgammaSharing.cpp - a Dirichlet's lgamma with its digamma ---===//
+//===- codegen/transforms/EntropySharing.cpp - share-entropy -------------===//
 //
-// A plan transformation. A Dirichlet posterior's statistics are digammas of
-// its parameters (ppc_dirichlet_stats_n, in the iteration block) and its
-// entropy in the ELBO block needs their lgammas (ppc_dirichlet_entropy_n):
-// two passes over the rows, each shifting every entry up by ten and taking
-// logarithms of the same numbers. LDA's topics at K = 100 on AP are 1M
-// entries, and the two kernels were 20% of a sweep's samples.
+// A plan transformation. A posterior's statistics (in the iteration block)
+// and its entropy (in the ELBO block) compute the same thing twice:
+//   * a Dirichlet's statistics are digammas of its parameters and its
+//     entropy needs their lgammas: two passes over the rows, each shifting
+//     every entry up by ten and taking logarithms of the same numbers (LDA's
+//     topics at K = 100 on AP are 1M entries, and the two kernels were 20% of
+//     a sweep's samples);
+//   * an MvGaussian's or a Wishart's statistics invert a D x D matrix by its
+//     Cholesky factor, and its entropy needs that matrix's log-determinant,
+//     from a second factorization (D = 64 mixtures: 5% of an iteration).
 //
-// The statistics call becomes ppc_dirichlet_stats_lognorm_n, which also
-// stores each row's log normalizer (its lgammas summed, from the digammas'
-// shifts and logarithms) in a buffer of one entry per row, and the entropy
-// call becomes ppc_dirichlet_entropy_lognorm_n, which reads it: the ELBO
+// The statistics call becomes the family's variant that also stores, in a
+// buffer of one entry per row, what the entropy needs (the Dirichlet's log
+// normalizer, from the digammas' shifts and logarithms; the log-determinant),
+// and the entropy call becomes the variant that reads it: the ELBO
 // block always runs right after the iteration block (codegen/exec/Executor.cpp,
 // Inference::iterate), so the stored sums are those of the parameters the
 // entropy reads when
@@ -23,11 +27,12 @@
 //     before the call counts as before: LDA's topics at small K, whose
 //     counts are added in the loop itself);
 //   * neither loop has private rows, sums, batches or processes to sum over.
-// The digammas are the same bit for bit; the entropy adds the same terms in
+// The statistics are the same bit for bit; the entropy adds the same terms in
 // another order (InferenceTest: equal traces to 1e-13).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/transforms/Transforms.h"
+#include "runtime/Catalogue.h"
 #include "runtime/Symbols.h"
 
 #include <optional>
@@ -35,29 +40,54 @@
 namespace ppc::codegen {
 namespace {
 
-/// A call of `kernel(n, K, &eta[..], &stats[..])` on whole rows, at top
-/// level or directly in a top-level loop: the rows it covers.
+/// The families whose statistics and entropy share work: the kernels, and
+/// the variants that store and read the shared values.
+struct SharedKernels {
+  Family family;
+  const char *stats, *statsShared, *entropy, *entropyShared;
+  const char *buffer;                      ///< the shared values' buffer: <posterior>.<buffer>
+  const char *statsNote, *entropyNote;
+};
+constexpr SharedKernels kShared[] = {
+    {Family::Dirichlet, "ppc_dirichlet_stats_n", "ppc_dirichlet_stats_lognorm_n", "ppc_dirichlet_entropy_n",
+     "ppc_dirichlet_entropy_lognorm_n", "lognorm", " (and its rows' log normalizers)",
+     " (from the log normalizers of its statistics)"},
+    {Family::MvGaussian, "ppc_mvgaussian_stats_n", "ppc_mvgaussian_stats_logdet_n", "ppc_mvgaussian_entropy_n",
+     "ppc_mvgaussian_entropy_logdet_n", "logdet", " (and its rows' log-determinants)",
+     " (from the log-determinants of its statistics)"},
+    {Family::Wishart, "ppc_wishart_stats_n", "ppc_wishart_stats_logdet_n", "ppc_wishart_entropy_n",
+     "ppc_wishart_entropy_logdet_n", "logdet", " (and its rows' log-determinants)",
+     " (from the log-determinants of its statistics)"},
+};
+
+/// A call of `kernel(n, K, &eta[..][, &stats[..]])` on whole rows (each
+/// `width(K)` doubles), at top level or directly in a top-level loop: the
+/// rows it covers.
 struct RowSite {
   Stmt *call = nullptr;
   const Stmt *loop = nullptr; ///< null: a top-level call
-  int32_t eta = -1, stats = -1;
-  int64_t n = 0, K = 0, iterations = 1, first = 0; ///< rows first + v * n .. + n for v < iterations
+  int32_t eta = -1, stats = -1; ///< stats: -1 where the call takes none
+  int64_t n = 0, K = 0, width = 0, iterations = 1, first = 0; ///< rows first + v * n .. + n for v < iterations
 };
 
-std::optional<RowSite> rowSite(Plan &p, Stmt &call, const Stmt *loop, const char *kernel) {
-  if (call.kind != Stmt::Kind::Call || call.kernel->name != kernel || call.args.size() != 4 ||
-      call.args[2].kind != Arg::Kind::Pointer || call.args[3].kind != Arg::Kind::Pointer)
+std::optional<RowSite> rowSite(Plan &p, Stmt &call, const Stmt *loop, const char *kernel, Family family) {
+  if (call.kind != Stmt::Kind::Call || call.kernel->name != kernel || call.args.size() < 3 ||
+      call.args.size() > 4 || call.args[2].kind != Arg::Kind::Pointer ||
+      (call.args.size() == 4 && call.args[3].kind != Arg::Kind::Pointer))
     return std::nullopt;
   RowSite site;
   site.call = &call;
   site.loop = loop;
   site.eta = call.args[2].buffer;
-  site.stats = call.args[3].buffer;
+  site.stats = call.args.size() == 4 ? call.args[3].buffer : -1;
   auto n = p.constantOf(call.args[0].expr), K = p.constantOf(call.args[1].expr);
-  if (!n || !K || *n < 1 || *K < 1 || p.buffers[size_t(site.eta)].size % *K != 0)
+  if (!n || !K || *n < 1 || *K < 1)
     return std::nullopt;
   site.n = *n;
   site.K = *K;
+  site.width = factorEntry(family).width(*K);
+  if (p.buffers[size_t(site.eta)].size % site.width != 0)
+    return std::nullopt;
   if (loop) {
     auto bound = p.constantOf(loop->bound);
     if (!bound || *bound < 1 || loop->batch || !loop->privates.empty() || !loop->reductions.empty() ||
@@ -71,36 +101,40 @@ std::optional<RowSite> rowSite(Plan &p, Stmt &call, const Stmt *loop, const char
   // The same offset into both buffers, whole rows, n rows further each iteration.
   const int32_t var = loop ? loop->var : -1;
   for (int64_t v = 0; v < site.iterations; ++v) {
-    auto eta = p.evaluate(call.args[2].expr, var, v), stats = p.evaluate(call.args[3].expr, var, v);
-    if (!eta || !stats || *eta != *stats || *eta % site.K != 0)
+    auto eta = p.evaluate(call.args[2].expr, var, v);
+    auto stats = site.stats >= 0 ? p.evaluate(call.args[3].expr, var, v) : eta;
+    if (!eta || !stats || *eta != *stats || *eta % site.width != 0)
       return std::nullopt;
     if (v == 0)
-      site.first = *eta / site.K;
-    else if (*eta / site.K != site.first + v * site.n)
+      site.first = *eta / site.width;
+    else if (*eta / site.width != site.first + v * site.n)
       return std::nullopt;
   }
-  if ((site.first + site.iterations * site.n) * site.K > p.buffers[size_t(site.eta)].size)
+  if ((site.first + site.iterations * site.n) * site.width > p.buffers[size_t(site.eta)].size)
     return std::nullopt;
   return site;
 }
 
+/// The same rows of the same posterior (an entropy that takes no statistics
+/// matches any statistics buffer).
 bool sameRows(const RowSite &a, const RowSite &b) {
-  return a.eta == b.eta && a.stats == b.stats && a.n == b.n && a.K == b.K && a.iterations == b.iterations &&
-         a.first == b.first;
+  return a.eta == b.eta && (a.stats == b.stats || a.stats < 0 || b.stats < 0) && a.n == b.n && a.K == b.K &&
+         a.iterations == b.iterations && a.first == b.first;
 }
 
 /// The sites of `kernel` in a block (top-level calls and calls directly in
 /// top-level loops), with the index of their top-level statement.
-std::vector<std::pair<size_t, RowSite>> sitesIn(Plan &p, std::vector<Stmt> &block, const char *kernel) {
+std::vector<std::pair<size_t, RowSite>> sitesIn(Plan &p, std::vector<Stmt> &block, const char *kernel,
+                                                Family family) {
   std::vector<std::pair<size_t, RowSite>> sites;
   for (size_t i = 0; i < block.size(); ++i) {
     Stmt &top = block[i];
     if (top.kind == Stmt::Kind::Call) {
-      if (auto s = rowSite(p, top, nullptr, kernel))
+      if (auto s = rowSite(p, top, nullptr, kernel, family))
         sites.emplace_back(i, *s);
     } else if (top.kind == Stmt::Kind::Loop) {
       for (Stmt &c : top.body)
-        if (auto s = rowSite(p, c, &top, kernel))
+        if (auto s = rowSite(p, c, &top, kernel, family))
           sites.emplace_back(i, *s);
     }
   }
@@ -113,8 +147,16 @@ public:
 
   int run() {
     int changed = 0;
+    for (const SharedKernels &k : kShared)
+      changed += run(k);
+    return changed;
+  }
+
+private:
+  int run(const SharedKernels &k) {
+    int changed = 0;
     std::vector<Stmt> &elbo = p_.blocks[Plan::Elbo], &iteration = p_.blocks[Plan::Iteration];
-    for (auto &elboSite : sitesIn(p_, elbo, "ppc_dirichlet_entropy_n")) {
+    for (auto &elboSite : sitesIn(p_, elbo, k.entropy, k.family)) {
       RowSite &entropy = elboSite.second;
       // The ELBO block reads the parameters in this call only.
       bool alone = true;
@@ -125,20 +167,19 @@ public:
       // The iteration block's last statistics of the same rows, after which
       // nothing uses the parameters.
       std::vector<std::pair<size_t, RowSite>> stats;
-      for (auto &site : sitesIn(p_, iteration, "ppc_dirichlet_stats_n"))
+      for (auto &site : sitesIn(p_, iteration, k.stats, k.family))
         if (sameRows(site.second, entropy))
           stats.push_back(site);
       if (stats.empty() || !lastUse(iteration, stats.back().first, stats.back().second))
         continue;
-      const int32_t lognorms = lognormBuffer(entropy);
-      rewrite(stats.back().second, "ppc_dirichlet_stats_lognorm_n", lognorms, " (and its rows' log normalizers)");
-      rewrite(entropy, "ppc_dirichlet_entropy_lognorm_n", lognorms, " (from the log normalizers of its statistics)");
+      const int32_t shared = sharedBuffer(entropy, k.buffer);
+      rewrite(stats.back().second, k.statsShared, shared, k.statsNote);
+      rewrite(entropy, k.entropyShared, shared, k.entropyNote);
       ++changed;
     }
     return changed;
   }
 
-private:
   /// Nothing after the statistics call `site` (in top-level statement
   /// `index`) uses its parameters. Before it in a parallel loop's body, the
   /// element's own statements may (its rows' update): iterations of a
@@ -164,23 +205,23 @@ private:
   }
 
   /// One entry per row of the posterior's parameters.
-  int32_t lognormBuffer(const RowSite &site) {
+  int32_t sharedBuffer(const RowSite &site, const char *suffix) {
     Buffer b;
     std::string name = p_.buffers[size_t(site.eta)].name;
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".eta") == 0)
       name.resize(name.size() - 4);
-    b.name = name + ".lognorm";
-    b.size = p_.buffers[size_t(site.eta)].size / site.K;
+    b.name = name + "." + suffix;
+    b.size = p_.buffers[size_t(site.eta)].size / site.width;
     p_.buffers.push_back(std::move(b));
     return int32_t(p_.buffers.size() - 1);
   }
 
-  void rewrite(RowSite &site, const char *kernel, int32_t lognorms, const char *note) {
+  void rewrite(RowSite &site, const char *kernel, int32_t shared, const char *note) {
     Stmt &call = *site.call;
     call.kernel = rt::findRuntimeKernel(kernel);
     Arg row;
     row.kind = Arg::Kind::Pointer;
-    row.buffer = lognorms;
+    row.buffer = shared;
     row.expr = site.loop ? p_.add(p_.mul(p_.loopVar(site.loop->var), p_.intConst(site.n)), p_.intConst(site.first))
                          : p_.intConst(site.first);
     call.args.push_back(row);
@@ -192,6 +233,6 @@ private:
 
 } // namespace
 
-int shareLgamma(Plan &p) { return Sharing(p).run(); }
+int shareEntropies(Plan &p) { return Sharing(p).run(); }
 
 } // namespace ppc::codegen
