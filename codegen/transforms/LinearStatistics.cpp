@@ -18,8 +18,11 @@
 // mean and weight W_k; (B) becomes sum_d x_nd eta_kd + c_k for every (n, k)
 // (one product X H^T) before the loop over n, its parents unchanged inside
 // it. (C) is taken out of its loop over n when the loop's other statements
-// are only ELBO terms (they cannot write what it reads). Same sums in
-// another order: results agree to rounding.
+// are only ELBO terms (they cannot write what it reads). Data of zeros and
+// ones bound once (all a Bernoulli's are) is listed as the columns of each
+// row's ones (CSR index buffers computed here), and the products become sums
+// over the ones (ppc_binary_column_means, ppc_binary_linear_forms). Same
+// sums in another order: results agree to rounding.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/transforms/Transforms.h"
@@ -142,6 +145,33 @@ private:
     return !p_.usesVar(parent, n) && p_.usesVar(parent, m.k);
   }
 
+  /// Bound 0/1 data: the (rows, columns) index buffers of its ones, made once.
+  std::optional<std::pair<int32_t, int32_t>> ones(int32_t data, int64_t N, int64_t D) {
+    if (auto known = ones_.find(data); known != ones_.end())
+      return known->second;
+    const std::vector<double> &x = p_.buffers[size_t(data)].doubles;
+    if (x.empty() || int64_t(x.size()) != N * D)
+      return std::nullopt;
+    for (double v : x)
+      if (v != 0.0 && v != 1.0)
+        return std::nullopt;
+    std::vector<int64_t> rows(size_t(N + 1), 0), columns;
+    for (int64_t i = 0; i < N; ++i) {
+      for (int64_t c = 0; c < D; ++c)
+        if (x[size_t(i * D + c)] == 1.0)
+          columns.push_back(c);
+      rows[size_t(i + 1)] = int64_t(columns.size());
+    }
+    const std::string base = p_.buffers[size_t(data)].name;
+    int32_t r = buffer(base + ".ones.rows", N + 1), c = buffer(base + ".ones.columns", int64_t(columns.size()));
+    p_.buffers[size_t(r)].isInt = p_.buffers[size_t(c)].isInt = true;
+    p_.buffers[size_t(r)].ints = std::move(rows);
+    p_.buffers[size_t(c)].ints = std::move(columns);
+    if (p_.buffers[size_t(c)].ints.empty()) // no ones at all: the dense kernels need no index
+      return ones_[data] = std::nullopt;
+    return ones_[data] = std::make_pair(r, c);
+  }
+
   // ---- buffers and calls ----
   int32_t buffer(const std::string &name, int64_t size) {
     Buffer b;
@@ -193,11 +223,19 @@ private:
     Arg memoArg = ptr(memo, p_.intConst(0));
     if (!top || p_.buffers[size_t(data)].doubles.empty())
       memoArg = Arg{Arg::Kind::Null, kNoExpr, -1};
-    out.push_back(call("ppc_weighted_column_means",
-                       {intArg(N), intArg(K), ptr(weights, p_.intConst(0)), intArg(D), ptr(data, p_.intConst(0)),
-                        ptr(means, p_.intConst(0)), ptr(totals, p_.intConst(0)), memoArg},
-                       "each column's mean per case, weights " + p_.buffers[size_t(weights)].name +
-                           " (memo: unless they are unchanged)"));
+    const std::string note =
+        "each column's mean per case, weights " + p_.buffers[size_t(weights)].name + " (memo: unless they are unchanged)";
+    if (auto index = ones(data, N, D))
+      out.push_back(call("ppc_binary_column_means",
+                         {intArg(N), intArg(K), ptr(weights, p_.intConst(0)), intArg(D), ptr(index->first, p_.intConst(0)),
+                          ptr(index->second, p_.intConst(0)), ptr(means, p_.intConst(0)), ptr(totals, p_.intConst(0)),
+                          memoArg},
+                         note + ", over the ones"));
+    else
+      out.push_back(call("ppc_weighted_column_means",
+                         {intArg(N), intArg(K), ptr(weights, p_.intConst(0)), intArg(D), ptr(data, p_.intConst(0)),
+                          ptr(means, p_.intConst(0)), ptr(totals, p_.intConst(0)), memoArg},
+                         note));
     if (top)
       means_[key] = {means, totals};
     return {means, totals};
@@ -337,10 +375,17 @@ private:
       outer.body.clear();
       outer.body.push_back(std::move(inner));
       before.push_back(std::move(outer));
-      before.push_back(call("ppc_linear_forms",
-                            {intArg(*N), intArg(m->K), intArg(m->D), ptr(data, p_.intConst(0)),
-                             ptr(eta, p_.intConst(0)), ptr(offsets, p_.intConst(0)), ptr(evidence, p_.intConst(0))},
-                            c.note + " for every datum and case"));
+      if (auto index = ones(data, *N, m->D))
+        before.push_back(call("ppc_binary_linear_forms",
+                              {intArg(*N), intArg(m->K), intArg(m->D), ptr(index->first, p_.intConst(0)),
+                               ptr(index->second, p_.intConst(0)), ptr(eta, p_.intConst(0)),
+                               ptr(offsets, p_.intConst(0)), ptr(evidence, p_.intConst(0))},
+                              c.note + " for every datum and case, over the ones"));
+      else
+        before.push_back(call("ppc_linear_forms",
+                              {intArg(*N), intArg(m->K), intArg(m->D), ptr(data, p_.intConst(0)),
+                               ptr(eta, p_.intConst(0)), ptr(offsets, p_.intConst(0)), ptr(evidence, p_.intConst(0))},
+                              c.note + " for every datum and case"));
       ExprId row = p_.mul(p_.loopVar(s.var), p_.intConst(m->K));
       o = call("ppc_axpy", {intArg(m->K), doubleArg(p_.doubleConst(1.0)), ptr(evidence, row), ptr(c.buffer, row)},
                c.note);
@@ -352,6 +397,8 @@ private:
   std::map<std::pair<int32_t, int32_t>, std::pair<int32_t, int32_t>> means_;
   /// (data, weights) -> (means, totals, memo), across blocks.
   std::map<std::pair<int32_t, int32_t>, std::tuple<int32_t, int32_t, int32_t>> shared_;
+  /// data -> its ones' index buffers (none: not bound 0/1 data).
+  std::map<int32_t, std::optional<std::pair<int32_t, int32_t>>> ones_;
 };
 
 } // namespace

@@ -582,8 +582,8 @@ TEST(Inference, BatchedLinearStatisticsEqualPerEntryCalls) {
   ASSERT_TRUE(batched->ok) << batched->error;
   ASSERT_TRUE(perEntry->ok) << perEntry->error;
   std::string plan = codegen::printPlan(*batched->plan), plain = codegen::printPlan(*perEntry->plan);
-  EXPECT_NE(plan.find("ppc_weighted_column_means"), std::string::npos);
-  EXPECT_NE(plan.find("ppc_linear_forms"), std::string::npos);
+  EXPECT_NE(plan.find("ppc_binary_column_means"), std::string::npos);
+  EXPECT_NE(plan.find("ppc_binary_linear_forms"), std::string::npos);
   EXPECT_EQ(plan.find("ppc_bernoulli_avglogfactor_obs_n"), std::string::npos);
   EXPECT_EQ(plan.find("ppc_bernoulli_p_avglog_obs_n"), std::string::npos);
   EXPECT_NE(plain.find("ppc_bernoulli_avglogfactor_obs_n"), std::string::npos);
