@@ -19,15 +19,18 @@ import statistics
 import subprocess
 import tempfile
 
+import peers
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PPC = os.path.join(ROOT, "build", "bin", "ppc")
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader"]
+CPU = []  # --cpu for ppc
 
 
 def command(k, iters):
     return [PPC, os.path.join(ROOT, "examples", "lda.ppl"), "-p", "V=10473", "-p", f"K={k}", "--infer",
             os.path.join(ROOT, "examples", "data", "ap_bow.csv"), "--map", "theta=doc", "--map", "x=word",
-            "--weight", "count", "--iters", str(iters), "--tol", "0", "-q"]
+            "--weight", "count", "--iters", str(iters), "--tol", "0", "-q", *CPU]
 
 
 def run(np, k, iters, out):
@@ -68,7 +71,11 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--k", type=int, default=20)
+    ap.add_argument("--cpu", default=None, choices=sorted(peers.LEVELS) + ["native"],
+                    help="run ppc with --cpu (e.g. x86-64-v3: the AVX2 path on an AVX-512 host)")
     args = ap.parse_args()
+    print(peers.describe_host(args.cpu), flush=True)
+    CPU.extend(peers.ppc_cpu_args(args.cpu))
     work = tempfile.mkdtemp(prefix="ppc_distributed_")
     times = {1: [], 2: []}
     for r in range(args.runs):

@@ -63,13 +63,16 @@ def generate(path, tokens, topics, rng):
     return doc
 
 
+CPU = []  # --cpu for ppc
+
+
 def run(path, threads):
     out = tempfile.mkdtemp(prefix="ppc_memory_")
     shutil.rmtree(out)
     cmd = ["/usr/bin/time", "-f", "%M", PPC, os.path.join(ROOT, "examples", "lda.ppl"), "-p", f"V={V}", "-p", "K=100",
            "--infer", path, "--map", "theta=doc", "--map", "x=word", "--weight", "count", "--local-iters", "1",
            "--local-tol", "0", "--no-local-restart", "--iters", "3", "--tol", "0", "--threads", str(threads),
-           "--out", out, "-q"]
+           "--out", out, "-q", *CPU]
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
     wall = time.perf_counter() - start
@@ -85,7 +88,11 @@ def main():
     ap.add_argument("--tokens", default="5e6,20e6,50e6")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ppc_memory"))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--cpu", default=None, choices=sorted(peers.LEVELS) + ["native"],
+                    help="run ppc with --cpu (e.g. x86-64-v3: the AVX2 path on an AVX-512 host)")
     args = ap.parse_args()
+    print(peers.describe_host(args.cpu), flush=True)
+    CPU.extend(peers.ppc_cpu_args(args.cpu))
     os.makedirs(args.workdir, exist_ok=True)
     rng = np.random.default_rng(0)
     topics = fitted_topics(args.workdir)

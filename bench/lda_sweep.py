@@ -29,6 +29,8 @@ import os
 import shutil
 import statistics
 import subprocess
+
+import peers
 import sys
 import tempfile
 
@@ -37,13 +39,16 @@ PPC = os.path.join(ROOT, "build", "bin", "ppc")
 ROW_TRAFFIC = os.path.join(ROOT, "build", "bin", "ppc_row_traffic")
 
 
+CPU = []  # --cpu for ppc
+
+
 def run(k, threads, iters, data, vocabulary, extra=()):
     out = tempfile.mkdtemp(prefix="ppc_sweep_")
     shutil.rmtree(out)
     cmd = ["/usr/bin/time", "-f", "%M", PPC, os.path.join(ROOT, "examples", "lda.ppl"), "-p", f"V={vocabulary}",
            "-p", f"K={k}", "--infer", data, "--map", "theta=doc", "--map", "x=word", "--weight", "count",
            "--local-iters", "1", "--local-tol", "0", "--no-local-restart", "--iters", str(iters), "--tol", "0",
-           "--threads", str(threads), "--out", out, "-q", *extra]
+           "--threads", str(threads), "--out", out, "-q", *extra, *CPU]
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
     peak_kib = int(proc.stderr.strip().splitlines()[-1])
     summary = json.load(open(os.path.join(out, "summary.json")))
@@ -60,7 +65,11 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--data", default=os.path.join(ROOT, "examples", "data", "ap_bow.csv"))
     ap.add_argument("--vocabulary", type=int, default=10473)
+    ap.add_argument("--cpu", default=None, choices=sorted(peers.LEVELS) + ["native"],
+                    help="run ppc with --cpu (e.g. x86-64-v3: the AVX2 path on an AVX-512 host)")
     args = ap.parse_args()
+    print(peers.describe_host(args.cpu), flush=True)
+    CPU.extend(peers.ppc_cpu_args(args.cpu))
     print(f"LDA sweep, K={args.k}, {os.path.basename(args.data)}: median of {args.runs} runs x "
           f"{args.iters - 2} iterations", flush=True)
     subprocess.run(["cmake", "--build", os.path.join(ROOT, "build"), "--target", "ppc_row_traffic"],
