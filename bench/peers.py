@@ -64,8 +64,12 @@ def early_setup():
     known, _ = ap.parse_known_args()
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
         os.environ[var] = str(known.threads)
-    if known.cpu in LEVELS:
-        os.environ["OPENBLAS_CORETYPE"] = LEVELS[known.cpu][1]
+    # The peers get the kernels of the ISA ppc runs: --cpu's level, else the
+    # host's best. Debian's OpenBLAS 0.3.21 predates Zen 4 and 5 and picks its
+    # AVX2 (Haswell) kernels on those AVX-512 CPUs, where pip's newer builds
+    # pick the AVX-512 ones; a user's own OPENBLAS_CORETYPE is kept.
+    level = known.cpu if known.cpu in LEVELS else host_level()
+    os.environ.setdefault("OPENBLAS_CORETYPE", LEVELS[level][1])
 
 
 def cpu_flags():
