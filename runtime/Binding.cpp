@@ -1,6 +1,8 @@
 //===- runtime/Binding.cpp - binding CSV data to observed variables --------===//
 #include "runtime/Binding.h"
 
+#include "runtime/MemoryLimits.h"
+
 #include "ir/Evaluate.h"
 #include "ir/IR.h"
 #include "runtime/Csv.h"
@@ -300,7 +302,48 @@ private:
                                                     : "missing: " + missing));
       return {};
     }
+    if (!(mapped && (name.empty() || name.back() != '*'))) {
+      const std::string prefix = !name.empty() && name.back() == '*' ? name.substr(0, name.size() - 1) : name;
+      const ir::Dim &d = v->type.dim;
+      if (!noExtraWideColumns(t, v, prefix, D, !d.isConstant() && d.value->isParam() ? d.value->name : std::string()))
+        return {};
+    }
     return cols;
+  }
+
+  /// The model parameter a plate's size is, where it is one (K in 0L until K).
+  static std::string plateSizeName(const Value *plate) {
+    const Op *def = plate->def;
+    if (def && def->operands.size() >= 2 && def->operands[1].value && def->operands[1].value->isParam())
+      return def->operands[1].value->name;
+    return {};
+  }
+
+  /// Columns PREFIX<i> with i >= D: they match the binding of a D-wide
+  /// variable but would be left out without a word (a model written for
+  /// 64 pixels run on a file of 784). Adds the error; false if there are some.
+  bool noExtraWideColumns(const CsvTable &t, const Value *v, const std::string &prefix, int64_t D,
+                          const std::string &sizeName) {
+    std::vector<std::string> extra;
+    for (const std::string &c : t.columns) {
+      if (c.size() <= prefix.size() || c.compare(0, prefix.size(), prefix) != 0)
+        continue;
+      const std::string digits = c.substr(prefix.size());
+      if (digits.size() > 18 || (digits.size() > 1 && digits[0] == '0') ||
+          !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+        continue;
+      if (std::stoll(digits) >= D)
+        extra.push_back(c);
+    }
+    if (extra.empty())
+      return true;
+    addErrorOnce(t.path + ": " + std::to_string(extra.size()) + " column" + (extra.size() > 1 ? "s" : "") + " (" +
+                 extra.front() + (extra.size() > 1 ? ".." + extra.back() : std::string()) + ") match " + prefix +
+                 "0.." + prefix + std::to_string(D - 1) + " but '" + v->name + "' takes only " + std::to_string(D) +
+                 (sizeName.empty() ? std::string() : " (" + sizeName + " = " + std::to_string(D) + ")") +
+                 ": give -p " + (sizeName.empty() ? std::string("SIZE") : sizeName) + "=" +
+                 std::to_string(D + int64_t(extra.size())) + " to use them all, or a file without them");
+    return false;
   }
 
   void addErrorOnce(const std::string &e) {
@@ -327,6 +370,8 @@ private:
         return {};
       cols.push_back(Column{c, name, position(t, name)});
     }
+    if (!noExtraWideColumns(t, v, prefix, size->second, plateSizeName(v->dims.back())))
+      return {};
     return cols;
   }
 
@@ -370,6 +415,14 @@ private:
     std::vector<const Value *> rowPlates(first->dims.begin(), first->dims.end() - (wide ? 1 : 0));
     size_t rows = t.rows();
     size_t depth = rowPlates.size();
+    // No rows: the observed variables would be inferred from nothing, and the
+    // run would "converge" at once to the prior. (A process of a data-parallel
+    // run may hold an empty part of a file.)
+    if (rows == 0 && !opts_.partition) {
+      errors_.push_back(t.path + ": no data rows (only a header), so nothing to infer '" + first->name +
+                        "' from; give a file with at least one row");
+      return;
+    }
     // The element of each row in each plate.
     std::vector<std::vector<int64_t>> idx(depth, std::vector<int64_t>(rows, 0));
     std::vector<bool> explicitIndex(depth, false);
@@ -401,6 +454,20 @@ private:
           return;
         }
         idx[j][r] = static_cast<int64_t>(x);
+      }
+      // An id is a plate size: check what it would need before allocating
+      // (the binder's own tables take four 8-byte words per element, the
+      // model's state at least one more).
+      if (rows > 0) {
+        const size_t top = size_t(std::max_element(idx[j].begin(), idx[j].end()) - idx[j].begin());
+        const uint64_t elements = uint64_t(idx[j][top]) + 1;
+        const std::string problem = rt::memoryProblem(rt::multiplyBytes(elements, 5 * sizeof(double)));
+        if (!problem.empty()) {
+          errors_.push_back(where(t, top, *col) + ": index " + fmt((*col->values)[top]) + " makes plate %" +
+                            p->name + " " + std::to_string(elements) + " elements long, which " + problem +
+                            " (ids must run 0, 1, ... without gaps)");
+          return;
+        }
       }
     }
     // Order rows by their indices (rows without an index keep file order).
@@ -503,13 +570,32 @@ private:
         }
       if (weights) {
         bv.weights.assign(size_t(groups), 0.0);
+        double total = 0;
         for (size_t r = 0; r < rows; ++r) {
           double w = (*weights)[r];
           if (w < 0) {
             errors_.push_back(where(t, r, weightCol) + ": a weight must be >= 0; got " + fmt(w));
             return;
           }
+          // Weights multiply the data's sufficient statistics: past 2^53 their
+          // sums are no longer exact in double precision and the ELBO's
+          // changes drown in its rounding (docs/reliability.md).
+          if (w > kMaxWeight || total + w > kMaxWeight) {
+            errors_.push_back(where(t, r, weightCol) + ": " +
+                              (w > kMaxWeight ? "the weight " + fmt(w) + " is"
+                                              : "the weights up to this row add up to " + fmt(total + w) + ", which is") +
+                              " more than 2^53 = 9007199254740992, past which sums of weights are not exact in double "
+                              "precision; scale the weights down");
+            return;
+          }
+          total += w;
           bv.weights[groupOf[r]] = w;
+        }
+        if (total == 0 && !opts_.partition) {
+          errors_.push_back(t.path + ": every weight in column '" + *opts_.weight + "' (" +
+                            std::to_string(weightCol.position) + ") is 0, so there is no data to infer '" + v->name +
+                            "' from");
+          return;
         }
       }
       out_.variables[v] = std::move(bv);
@@ -537,15 +623,32 @@ private:
     case TypeKind::Bool:
       return x == 0 || x == 1 ? "" : fmt(x) + " is not a value of '" + v->name + "' (Bernoulli: 0 or 1)";
     case TypeKind::Count:
-      return integer() && x >= 0 ? "" : fmt(x) + " is not a count (Poisson '" + v->name + "' takes 0, 1, 2, ...)";
+      if (!(integer() && x >= 0))
+        return fmt(x) + " is not a count (Poisson '" + v->name + "' takes 0, 1, 2, ...)";
+      return x <= kMaxWeight ? "" : fmt(x) + " is a count above 2^53, which double precision does not hold exactly";
     case TypeKind::Positive:
-      return x > 0 ? "" : fmt(x) + " is not positive (Gamma '" + v->name + "')";
+      if (!(x > 0))
+        return fmt(x) + " is not positive (Gamma '" + v->name + "')";
+      return x <= kMaxMagnitude && x >= 1 / kMaxMagnitude ? "" : tooLarge(x, v);
     case TypeKind::Unit:
       return x > 0 && x < 1 ? "" : fmt(x) + " is not in (0, 1) (Beta '" + v->name + "')";
     case TypeKind::Real:
-    case TypeKind::Vector: return "";
+    case TypeKind::Vector: return std::fabs(x) <= kMaxMagnitude ? "" : tooLarge(x, v);
     default: return "'" + v->name + "' cannot be observed from a CSV column";
     }
+  }
+
+  /// Weights and counts: sums past 2^53 are not exact in double precision.
+  static constexpr double kMaxWeight = 9007199254740992.0;
+  /// Real and positive data: the ELBO squares them and sums over the rows
+  /// (and multiplies by precisions), so beyond 1e100 it overflows or loses
+  /// every digit; so do their reciprocals below 1e-100 for a Gamma.
+  static constexpr double kMaxMagnitude = 1e100;
+  static std::string tooLarge(double x, const Value *v) {
+    return fmt(x) + " is outside what the ELBO of '" + v->name +
+           "' can be computed for in double precision (|x| up to 1e100" +
+           (v->type.kind == TypeKind::Positive ? std::string(", and at least 1e-100") : std::string()) +
+           "); rescale the column";
   }
 
   const ir::Module &m_;
@@ -558,6 +661,19 @@ private:
 };
 
 } // namespace
+
+bool ByValueName::operator()(const ir::Value *a, const ir::Value *b) const { return a->name < b->name; }
+
+std::vector<std::string> discreteObservations(const ir::Module &m) {
+  std::vector<std::string> names;
+  for (const Value *v : observedVariables(m)) {
+    const TypeKind k = v->type.kind;
+    if (k != TypeKind::Cat && k != TypeKind::Bool && k != TypeKind::Count)
+      return {};
+    names.push_back(v->name);
+  }
+  return names;
+}
 
 const ir::Value *partitionPlate(const ir::Module &m, std::string &error) {
   std::vector<const Value *> top;

@@ -70,15 +70,26 @@ struct BoundVariable {
   std::vector<double> weights; ///< empty: every weight is 1
 };
 
+/// Orders values by name (unique in a module), so that walking the bound
+/// data never depends on heap addresses (--emit=data, the plan's buffers).
+struct ByValueName {
+  bool operator()(const ir::Value *a, const ir::Value *b) const;
+};
+
 struct BoundData {
-  std::map<const ir::Value *, BoundPlate> plates;     ///< data-sized plates (and known ones, for reference)
-  std::map<const ir::Value *, BoundVariable> variables;
+  std::map<const ir::Value *, BoundPlate, ByValueName> plates; ///< data-sized plates (and known ones, for reference)
+  std::map<const ir::Value *, BoundVariable, ByValueName> variables;
 };
 
 /// Binds the files to the model's observed variables. Errors (a sentence
 /// each, naming file, line, column) go to `errors`; returns nullopt if any.
 std::optional<BoundData> bindData(const ir::Module &m, const ir::Evaluation &params, const BindingOptions &opts,
                                   std::vector<std::string> &errors);
+
+/// The observed variables' names when every one is discrete (Categorical,
+/// Bernoulli, Poisson: a probability mass, so a log evidence <= 0 and an ELBO
+/// that cannot be positive); empty when any has a density.
+std::vector<std::string> discreteObservations(const ir::Module &m);
 
 } // namespace rt
 } // namespace ppc

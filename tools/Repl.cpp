@@ -357,6 +357,10 @@ private:
         out.plan = codegen::buildPlan(*module, *evaluation, *data, true, diags);
         if (!out.plan)
           return 1;
+        if (std::string problem = codegen::planMemoryProblem(*out.plan); !problem.empty()) {
+          error(problem);
+          return 1;
+        }
         out.jit = codegen::JitSession::create(why);
         if (out.jit)
           out.engine = codegen::createJitEngine(*out.plan, *out.jit, nullptr, why);
@@ -442,6 +446,7 @@ private:
     opts.maxIterations = summary_.iterations + n;
     opts.tolerance = 0; // exactly N more iterations, as Infer.NET's NumberOfIterations
     opts.seed = seed_;
+    opts.discreteObservations = rt::discreteObservations(*module_);
     gInterrupted = false;
     opts.interrupt = &gInterrupted;
     struct sigaction sa {}, old {};

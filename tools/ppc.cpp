@@ -20,6 +20,7 @@
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "runtime/Binding.h"
+#include "runtime/MemoryLimits.h"
 #include "runtime/VectorIsa.h"
 #include "tools/Driver.h"
 #include "tools/Repl.h"
@@ -183,6 +184,11 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
     llvm::outs() << codegen::printPlan(*plan);
     return 0;
   }
+  if (std::string problem = codegen::planMemoryProblem(*plan); !problem.empty()) {
+    if (isRoot())
+      llvm::errs() << "ppc: error: " << problem << "\n";
+    return 1;
+  }
   std::vector<std::string> vocab;
   if (!flags.vocab.empty()) {
     vocab = readVocabulary(flags.vocab, error);
@@ -231,6 +237,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   inference.initialize(*engine, seed);
   summary.initSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - initStart).count();
   codegen::RunOptions runOptions = flags.run;
+  runOptions.discreteObservations = rt::discreteObservations(module);
   std::unique_ptr<codegen::Checkpointer> checkpoints;
   if (!flags.checkpoint.empty() || !flags.resume.empty()) {
     // --resume alone goes on checkpointing where it resumed from.
@@ -290,7 +297,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   return 0;
 }
 
-int main(int argc, char **argv) {
+static int ppcMain(int argc, char **argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "repl")
     return replMain(argc - 1, argv + 1);
   // Under mpirun: one process per part of the data (docs/distributed.md).
@@ -567,4 +574,19 @@ int main(int argc, char **argv) {
       ir::printPlateTree(*module, &*evaluation, llvm::outs());
     return diags.hasErrors() ? 1 : 0;
   });
+}
+
+// The last line of defence: sizes are checked before they are allocated
+// (runtime/MemoryLimits.h), but an allocation that still fails (memory taken
+// by other processes meanwhile) ends with a message, not std::terminate.
+int main(int argc, char **argv) {
+  try {
+    return ppcMain(argc, argv);
+  } catch (const std::bad_alloc &) {
+    llvm::errs() << "ppc: error: out of memory (this machine has " << rt::formatBytes(rt::availableMemoryBytes())
+                 << "); nothing was written\n";
+  } catch (const std::exception &e) {
+    llvm::errs() << "ppc: error: internal error: " << e.what() << "; nothing was written\n";
+  }
+  return 1;
 }

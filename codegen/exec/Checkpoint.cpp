@@ -5,6 +5,8 @@
 #include "codegen/exec/Executor.h"
 #include "runtime/Output.h"
 
+#include <llvm/Support/xxhash.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,7 +18,17 @@ namespace ppc::codegen {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr const char *kFormat = "ppc checkpoint 1";
+// Format 2: each state file ends with the XXH3 checksum of its bytes, and
+// the manifest holds the checksum of its own text (docs/reliability.md).
+constexpr const char *kFormat = "ppc checkpoint 2";
+
+uint64_t checksum(const std::string &bytes) { return llvm::xxh3_64bits(llvm::StringRef(bytes)); }
+
+/// The manifest's text as checksummed: every field but "checksum", in order.
+std::string manifestBody(nlohmann::ordered_json j) {
+  j.erase("checksum");
+  return j.dump(1);
+}
 
 uint64_t fnv1a(const std::string &s) {
   uint64_t h = 1469598103934665603ull;
@@ -66,6 +78,8 @@ bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::strin
   // of the data differs); the manifest has process 0's.
   std::string state(reinterpret_cast<const char *>(&fingerprint_), sizeof fingerprint_);
   state += inference_.saveState();
+  const uint64_t sum = checksum(state);
+  state.append(reinterpret_cast<const char *>(&sum), sizeof sum);
   bool ok = rt::writeFileAtomically(statePath(iteration, rank), state, error);
   if (comm_ && !comm_->allOk(ok)) { // every part durable before the manifest names them
     if (ok)
@@ -84,6 +98,7 @@ bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::strin
     j["seed"] = seed;
     j["elbo"] = summary.elbo;
     j["time"] = summary.time;
+    j["checksum"] = hex(checksum(manifestBody(j)));
     ok = rt::writeFileAtomically((fs::path(dir_) / "checkpoint.json").string(), j.dump(1) + "\n", error);
   }
   if (comm_ && !comm_->allOk(ok)) {
@@ -125,15 +140,26 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
   if (!fs::exists(manifestPath, ec))
     return true;
   std::string text;
-  nlohmann::json j;
+  nlohmann::ordered_json j;
   if (!readWhole(manifestPath, text)) {
     error = "cannot read '" + manifestPath + "'";
     return false;
   }
+  const std::string damaged = "' is damaged (its checksum does not match its contents); --resume never continues "
+                              "from a damaged checkpoint: delete '" + dir_ + "' and start again";
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::ordered_json::parse(text);
+    if (j.contains("format") && j["format"].is_string() && j["format"].get<std::string>() != kFormat) {
+      error = "'" + manifestPath + "' is a checkpoint of another format ('" + j["format"].get<std::string>() +
+              "', this ppc writes '" + kFormat + "'); start the run again";
+      return false;
+    }
     if (j.at("format").get<std::string>() != kFormat)
       throw std::runtime_error("format");
+    if (j.at("checksum").get<std::string>() != hex(checksum(manifestBody(j)))) {
+      error = "'" + manifestPath + damaged;
+      return false;
+    }
     int processes = j.at("processes").get<int>();
     if (processes != ranks) {
       error = "the checkpoint in '" + dir_ + "' was written by " + std::to_string(processes) +
@@ -155,9 +181,15 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
       error = "the checkpoint in '" + dir_ + "' lacks '" + path + "'";
       return false;
     }
-    uint64_t written = 0;
-    if (state.size() < sizeof written) {
+    uint64_t written = 0, sum = 0;
+    if (state.size() < sizeof written + sizeof sum) {
       error = "'" + path + "' is truncated";
+      return false;
+    }
+    std::memcpy(&sum, state.data() + state.size() - sizeof sum, sizeof sum);
+    state.resize(state.size() - sizeof sum);
+    if (sum != checksum(state)) {
+      error = "'" + path + damaged;
       return false;
     }
     std::memcpy(&written, state.data(), sizeof written);

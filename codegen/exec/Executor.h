@@ -114,6 +114,10 @@ struct RunOptions {
   /// Checked after each iteration: when set, the run stops there (Ctrl-C in
   /// the REPL), keeping the state of the last finished iteration.
   const std::atomic<bool> *interrupt = nullptr;
+  /// The observed variables when all are discrete (rt::discreteObservations):
+  /// the ELBO bounds a log probability, so a positive one is a numerical
+  /// failure (weights or counts past double precision), not a result.
+  std::vector<std::string> discreteObservations;
   /// Called after each iteration with the summary so far (checkpoints).
   std::function<bool(const rt::RunSummary &, std::string &error)> afterIteration;
 };

@@ -85,6 +85,18 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
               " (a posterior became improper: check priors and data)";
       return false;
     }
+    if (!opts.discreteObservations.empty() && value > 1e-6) {
+      std::string names;
+      for (const std::string &n : opts.discreteObservations)
+        names += (names.empty() ? "'" : ", '") + n + "'";
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", value);
+      error = std::string("the ELBO is positive (") + buf + ") at iteration " + std::to_string(it) +
+              ", but every observation (" + names +
+              ") is discrete, so the log evidence it bounds is at most 0: the numbers went past double "
+              "precision (check the data's weights and counts)";
+      return false;
+    }
     if (it > 1 && r.change < -opts.decreaseTolerance) {
       char buf[256];
       std::snprintf(buf, sizeof buf,

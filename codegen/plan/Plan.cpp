@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/plan/Plan.h"
 
+#include "runtime/MemoryLimits.h"
 #include "runtime/Symbols.h"
 
 namespace ppc::codegen {
@@ -204,6 +205,26 @@ bool Plan::sameExpr(ExprId a, ExprId b) const {
 
 bool Plan::sameArg(const Arg &a, const Arg &b) const {
   return a.kind == b.kind && a.buffer == b.buffer && sameExpr(a.expr, b.expr);
+}
+
+std::string planMemoryProblem(const Plan &p) {
+  uint64_t total = 0;
+  bool overflow = false;
+  const Buffer *largest = nullptr;
+  for (const Buffer &b : p.buffers) {
+    if (!b.doubles.empty() || !b.ints.empty() || b.size <= 0) // filled at bind time: already in memory
+      continue;
+    std::optional<uint64_t> bytes = rt::multiplyBytes(uint64_t(b.size), 8);
+    if (!bytes || __builtin_add_overflow(total, *bytes, &total))
+      overflow = true;
+    if (!largest || b.size > largest->size)
+      largest = &b;
+  }
+  const std::string problem = rt::memoryProblem(overflow ? std::nullopt : std::optional<uint64_t>(total));
+  if (problem.empty())
+    return {};
+  return "the model's state " + problem + " (the largest buffer, " + largest->name + ", holds " +
+         std::to_string(largest->size) + " numbers); choose smaller sizes or less data";
 }
 
 bool isDiscardedCall(const Stmt &s, std::string_view kernel) {

@@ -252,6 +252,11 @@ struct Plan {
 /// A call of `kernel` whose result is discarded.
 bool isDiscardedCall(const Stmt &s, std::string_view kernel);
 
+/// Empty when the state the plan allocates (every buffer not filled at bind
+/// time) fits this machine's memory; else an error naming the bytes needed
+/// and the largest buffer (a -p size or a plate too large for the machine).
+std::string planMemoryProblem(const Plan &p);
+
 /// A readable listing of the plan (--emit=plan, --print-after, tests).
 std::string printPlan(const Plan &p);
 

@@ -17,6 +17,7 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <llvm/Support/raw_ostream.h>
@@ -37,14 +38,27 @@ std::string readAll(const std::string &path) {
   return ss.str();
 }
 
-/// A file with `text` in a fresh temporary directory.
+/// A fresh temporary directory for this test process, removed at its exit
+/// (the suite leaves nothing behind).
+struct TempDir {
+  std::string path;
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "ppc-inference-test-XXXXXX").string();
+    const char *d = ::mkdtemp(tmpl.data());
+    if (!d)
+      ADD_FAILURE() << "cannot make a temporary directory from " << tmpl;
+    path = d ? d : tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+/// A file with `text` in this process's temporary directory.
 std::string tempFile(const std::string &name, const std::string &text) {
-  static std::string dir = [] {
-    char tmpl[] = "/tmp/ppc-inference-test-XXXXXX";
-    const char *d = ::mkdtemp(tmpl);
-    return std::string(d ? d : "/tmp");
-  }();
-  std::string path = dir + "/" + name;
+  static TempDir dir;
+  std::string path = dir.path + "/" + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -192,6 +206,47 @@ TEST(Inference, BetaBernoulliIsExact) {
   EXPECT_NEAR(eta[1] + 1, 3.0 + tails, 1e-12);
   double logEvidence = lbeta(2.0 + heads, 3.0 + tails) - lbeta(2.0, 3.0);
   EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
+}
+
+// A model whose observations are all discrete has a log evidence <= 0, so a
+// positive ELBO is a numerical failure: the run stops and names them
+// (RunOptions::discreteObservations). A Gaussian of tightly clustered data has
+// a positive ELBO (densities above 1), which this check would catch were its
+// observations declared discrete; the same run without the declaration passes.
+TEST(Inference, PositiveElboOfDiscreteObservationsStopsTheRun) {
+  const std::string model = "@Model class M(m0: Double = 0.0, p0: Double = 1.0) {\n"
+                            "  val mu = Gaussian(m0, p0)\n"
+                            "  val x = ?.map(_ => Gaussian(mu, 1000000.0))\n"
+                            "}\n";
+  const std::string csv = tempFile("tight.csv", column("x", std::vector<double>{0.5, 0.5001, 0.4999, 0.5}));
+  FitOptions o;
+  o.run.maxIterations = 5;
+  o.run.tolerance = 0;
+  auto plain = fit(model, {csv}, o);
+  ASSERT_TRUE(plain->ok) << plain->error;
+  ASSERT_GT(plain->elbo(), 1.0); // a density: the ELBO may be positive
+  o.run.discreteObservations = {"x"};
+  auto declared = fit(model, {csv}, o);
+  EXPECT_FALSE(declared->ok);
+  EXPECT_NE(declared->error.find("the ELBO is positive"), std::string::npos) << declared->error;
+  EXPECT_NE(declared->error.find("every observation ('x') is discrete"), std::string::npos) << declared->error;
+}
+
+TEST(Inference, DiscreteObservationsAreNamedOnlyWhenAllAreDiscrete) {
+  const std::string lda = "@Model class L(K: Long = 2, V: Long = 3) {\n"
+                          "  val phi = (0L until K).map(_ => Dirichlet(0.1, V))\n"
+                          "  val theta = ?.map(_ => Dirichlet(0.1, K))\n"
+                          "  val x = theta.map(th => ?.map(_ => Categorical(phi)(Categorical(th))))\n"
+                          "}\n";
+  DiagnosticEngine d1("lda.ppl", lda, llvm::errs());
+  auto m1 = compileModel(lda, d1);
+  ASSERT_TRUE(m1);
+  EXPECT_EQ(rt::discreteObservations(*m1), std::vector<std::string>{"x"});
+  const std::string gauss = "@Model class G() {\n  val mu = Gaussian(0.0, 1.0)\n  val y = ?.map(_ => Gaussian(mu, 1.0))\n}\n";
+  DiagnosticEngine d2("g.ppl", gauss, llvm::errs());
+  auto m2 = compileModel(gauss, d2);
+  ASSERT_TRUE(m2);
+  EXPECT_TRUE(rt::discreteObservations(*m2).empty());
 }
 
 TEST(Inference, DirichletCategoricalIsExact) {
