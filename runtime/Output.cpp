@@ -2,7 +2,10 @@
 
 #include "ir/Printer.h"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,11 +20,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Writes a whole file and fsyncs it.
-bool writeFile(const fs::path &path, const std::string &text, std::string &error) {
+// Writes a whole file and fsyncs it; on failure `reason` says why (errno's
+// sentence: the caller names the file the user knows).
+bool writeFile(const fs::path &path, const std::string &text, std::string &reason) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    error = "cannot write '" + path.string() + "': " + std::strerror(errno);
+    reason = std::strerror(errno);
     return false;
   }
   size_t done = 0;
@@ -30,7 +34,7 @@ bool writeFile(const fs::path &path, const std::string &text, std::string &error
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      error = "cannot write '" + path.string() + "': " + std::strerror(errno);
+      reason = std::strerror(errno);
       ::close(fd);
       return false;
     }
@@ -38,10 +42,45 @@ bool writeFile(const fs::path &path, const std::string &text, std::string &error
   }
   bool ok = ::fsync(fd) == 0;
   if (!ok)
-    error = "cannot write '" + path.string() + "': " + std::strerror(errno);
+    reason = std::strerror(errno);
   ::close(fd);
   return ok;
 }
+
+volatile sig_atomic_t gDeferredSignal = 0;
+extern "C" void deferSignal(int signal) { gDeferredSignal = signal; }
+
+/// Holds SIGINT, SIGTERM and SIGHUP while outputs are written: one that
+/// arrives meanwhile takes effect when they are whole and in place (or
+/// cleaned away), never halfway (test/lit/reliability/faults.test). A
+/// handler, not a signal mask: the signal may go to any of the process's
+/// threads (the guarded stack's, the workers, main waiting for them).
+class DeferredTermination {
+public:
+  DeferredTermination() {
+    gDeferredSignal = 0;
+    struct sigaction defer {};
+    defer.sa_handler = deferSignal;
+    sigemptyset(&defer.sa_mask);
+    for (size_t i = 0; i < kSignals.size(); ++i) {
+      sigaction(kSignals[i], &defer, &previous_[i]);
+      if (previous_[i].sa_handler == SIG_IGN) // ignored (nohup): stays ignored
+        sigaction(kSignals[i], &previous_[i], nullptr);
+    }
+  }
+  ~DeferredTermination() {
+    for (size_t i = 0; i < kSignals.size(); ++i)
+      sigaction(kSignals[i], &previous_[i], nullptr);
+    if (const int signal = gDeferredSignal)
+      ::raise(signal); // now: the default action ends the process, a handler (the REPL's Ctrl-C) runs
+  }
+  DeferredTermination(const DeferredTermination &) = delete;
+  DeferredTermination &operator=(const DeferredTermination &) = delete;
+
+private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> previous_{};
+};
 
 void syncDirectory(const fs::path &dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -63,14 +102,19 @@ bool validName(const std::string &v) {
 } // namespace
 
 bool writeFileAtomically(const std::string &path, const std::string &bytes, std::string &error) {
+  DeferredTermination deferred;
   fs::path target(path);
   fs::path tmp = target;
   tmp += ".tmp";
-  if (!writeFile(tmp, bytes, error))
+  std::string reason;
+  std::error_code ec;
+  if (!writeFile(tmp, bytes, reason)) {
+    error = "cannot write '" + path + "': " + reason;
+    fs::remove(tmp, ec); // a full disk leaves no partial file behind
     return false;
+  }
   if (::rename(tmp.c_str(), target.c_str()) != 0) {
     error = "cannot write '" + path + "': " + std::strerror(errno);
-    std::error_code ec;
     fs::remove(tmp, ec);
     return false;
   }
@@ -82,21 +126,68 @@ std::vector<std::string> posteriorColumns(Family f, int64_t dimension) {
   return factorEntry(f).outputColumns(dimension);
 }
 
-bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,
-                  std::string &error) {
+namespace {
+fs::path outputTarget(const std::string &dir) {
   fs::path target = fs::absolute(fs::path(dir)).lexically_normal();
   if (target.filename().empty())
     target = target.parent_path();
-  fs::path parent = target.parent_path();
+  return target;
+}
+
+/// A directory ppc's --out wrote: summary.json and CSVs, nothing else.
+bool isPreviousOutput(const fs::path &dir, std::string &foreign) {
   std::error_code ec;
-  if (!fs::is_directory(parent, ec)) {
-    error = "cannot write '" + dir + "': the directory '" + parent.string() + "' does not exist";
+  bool summary = false;
+  for (const fs::directory_entry &e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const bool csv = name.size() > 4 && name.compare(name.size() - 4, 4, ".csv") == 0;
+    if (name == "summary.json" && e.is_regular_file(ec))
+      summary = true;
+    else if (!(csv && e.is_regular_file(ec))) {
+      foreign = name;
+      return false;
+    }
+  }
+  if (ec) {
+    foreign = "(unreadable: " + ec.message() + ")";
     return false;
   }
-  if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
-    error = "cannot write '" + dir + "': it exists and is not a directory";
+  return summary || fs::is_empty(dir, ec);
+}
+} // namespace
+
+std::string checkOutputDirectory(const std::string &dir) {
+  const fs::path target = outputTarget(dir);
+  const fs::path parent = target.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec))
+    return "cannot write '" + dir + "': the directory '" + parent.string() + "' does not exist";
+  if (!fs::exists(target, ec))
+    return {};
+  if (!fs::is_directory(target, ec))
+    return "cannot write '" + dir + "': it exists and is not a directory";
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec && (cwd == target || std::mismatch(target.begin(), target.end(), cwd.begin(), cwd.end()).first == target.end()))
+    return "cannot write '" + dir + "': --out replaces the whole directory, and this one holds the current directory";
+  std::string foreign;
+  if (!isPreviousOutput(target, foreign))
+    return "cannot write '" + dir + "': it holds " +
+           (foreign.empty() ? std::string("CSV files but no summary.json") : "'" + foreign + "'") +
+           ", which ppc did not write; --out replaces the whole directory, so give a new or empty directory, or "
+           "the --out of an earlier run";
+  return {};
+}
+
+bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,
+                  std::string &error) {
+  const fs::path target = outputTarget(dir);
+  const fs::path parent = target.parent_path();
+  std::error_code ec;
+  if (std::string problem = checkOutputDirectory(dir); !problem.empty()) {
+    error = problem;
     return false;
   }
+  DeferredTermination deferred;
   // mkdtemp replaces the template's six trailing X's with a unique suffix.
   std::string pattern = (parent / ("." + target.filename().string() + ".tmp-" + std::string(6, 'X'))).string();
   std::vector<char> buf(pattern.begin(), pattern.end());
@@ -127,8 +218,9 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
       text += ir::formatDouble(p.values[i]);
       text += (i + 1) % cols.size() == 0 ? '\n' : ',';
     }
-    if (!writeFile(tmp / (p.variable + ".csv"), text, error))
-      return fail(error);
+    std::string reason;
+    if (!writeFile(tmp / (p.variable + ".csv"), text, reason))
+      return fail("cannot write --out '" + dir + "': " + reason + " (writing " + p.variable + ".csv)");
   }
 
   nlohmann::ordered_json j;
@@ -141,9 +233,14 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
   j["init_seconds"] = summary.initSeconds;
   j["inference_seconds"] = summary.inferenceSeconds;
   j["options"] = summary.options;
-  if (!writeFile(tmp / "summary.json", j.dump(2) + "\n", error))
-    return fail(error);
+  if (std::string reason; !writeFile(tmp / "summary.json", j.dump(2) + "\n", reason))
+    return fail("cannot write --out '" + dir + "': " + reason + " (writing summary.json)");
   syncDirectory(tmp);
+  // mkdtemp made it private (0700): the outputs get the mode a new directory
+  // would have under this process's umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(tmp.c_str(), 0777 & ~mask);
 
   // Into place in one step: rename, or swap with an existing directory.
   if (::rename(tmp.c_str(), target.c_str()) != 0) {

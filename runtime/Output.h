@@ -47,6 +47,13 @@ struct RunSummary {
   std::map<std::string, std::string> options; ///< the options used, as given
 };
 
+/// Empty when `--out dir` can be written: its parent exists and `dir` is new,
+/// empty, or the output of an earlier run (summary.json and CSVs only, which
+/// the new outputs replace); else why not. Checked before a run starts, so
+/// that a long run does not end in an error, and never replacing a directory
+/// that holds anything else (`--out .` in a home directory).
+std::string checkOutputDirectory(const std::string &dir);
+
 /// Writes everything into `dir` atomically; on failure nothing is left
 /// behind (no partial directory) and `error` says why.
 bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,

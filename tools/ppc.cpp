@@ -21,6 +21,7 @@
 #include "passes/PassManager.h"
 #include "runtime/Binding.h"
 #include "runtime/MemoryLimits.h"
+#include "runtime/Output.h"
 #include "runtime/VectorIsa.h"
 #include "tools/Driver.h"
 #include "tools/Repl.h"
@@ -484,6 +485,14 @@ static int ppcMain(int argc, char **argv) {
   }
   if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
     return usageError("--emit=" + emit + " needs --infer FILE");
+  // Before the run, not after it: a long run must not end in "cannot write".
+  // (Every process checks: they share the file system, and all must stop.)
+  if (!run.out.empty())
+    if (std::string problem = rt::checkOutputDirectory(run.out); !problem.empty()) {
+      if (isRoot())
+        llvm::errs() << "ppc: error: --out: " << problem << "\n";
+      return 1;
+    }
   std::map<std::string, std::string> optionsUsed;
   {
     std::string command = "ppc";

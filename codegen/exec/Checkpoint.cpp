@@ -113,8 +113,12 @@ bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::strin
   std::string prefix = "state-", suffix = "-" + std::to_string(rank) + ".bin";
   for (const auto &entry : fs::directory_iterator(dir_, ec)) {
     std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+    // (and the temporary of a write a kill -9 cut short)
+    const std::string stem = name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0
+                                 ? name.substr(0, name.size() - 4)
+                                 : name;
+    if (stem.rfind(prefix, 0) == 0 && stem.size() > suffix.size() &&
+        stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) == 0 &&
         entry.path() != fs::path(statePath(iteration, rank)))
       fs::remove(entry.path(), ec);
   }

@@ -130,7 +130,10 @@ constexpr char kStateMagic[8] = {'P', 'P', 'C', 'S', 'T', 'A', 'T', '1'};
 
 std::string Inference::saveState() const {
   std::string out(kStateMagic, sizeof kStateMagic);
-  auto put = [&](const void *p, size_t n) { out.append(static_cast<const char *>(p), n); };
+  auto put = [&](const void *p, size_t n) {
+    if (n) // an empty buffer's data() may be null
+      out.append(static_cast<const char *>(p), n);
+  };
   put(&elboInIteration_, sizeof elboInIteration_);
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     // Every buffer, in order, so that a state fits only its plan; memos
@@ -154,6 +157,8 @@ bool Inference::restoreState(const std::string &bytes, std::string &error) {
   auto get = [&](void *p, size_t n) {
     if (bytes.size() - at < n)
       return false;
+    if (n == 0) // an empty buffer's data() may be null, which memcpy must not get
+      return true;
     std::memcpy(p, bytes.data() + at, n);
     at += n;
     return true;

@@ -82,7 +82,8 @@ TEST(Output, ReplacesAnExistingDirectoryInOneStep) {
   TempDir t;
   fs::path out = t.path / "run";
   fs::create_directories(out);
-  std::ofstream(out / "stale.csv") << "old\n";
+  std::ofstream(out / "stale.csv") << "old\n"; // an earlier run's --out: CSVs and summary.json
+  std::ofstream(out / "summary.json") << "{}\n";
   std::string error;
   ASSERT_TRUE(rt::writeOutputs(out.string(), summary(), sample(), error)) << error;
   EXPECT_FALSE(fs::exists(out / "stale.csv"));
@@ -93,6 +94,30 @@ TEST(Output, ReplacesAnExistingDirectoryInOneStep) {
     ++entries;
   }
   EXPECT_EQ(entries, 1u);
+}
+
+// --out replaces the whole directory, so one that holds anything but an
+// earlier run's outputs is refused and left as it was: a user's CSVs without
+// summary.json, another file, a subdirectory.
+TEST(Output, RefusesToReplaceADirectoryItDidNotWrite) {
+  TempDir t;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"data.csv", "CSV files but no summary.json"}, {"notes.txt", "'notes.txt'"}, {"sub/", "'sub'"}};
+  for (const auto &[name, said] : cases) {
+    fs::path out = t.path / ("run-" + std::to_string(name.size()));
+    fs::create_directories(out);
+    if (name.back() == '/')
+      fs::create_directories(out / name);
+    else
+      std::ofstream(out / name) << "mine\n";
+    if (name != "data.csv")
+      std::ofstream(out / "summary.json") << "{}\n";
+    std::string error;
+    EXPECT_FALSE(rt::writeOutputs(out.string(), summary(), sample(), error)) << name;
+    EXPECT_NE(error.find("it holds " + said + ", which ppc did not write"), std::string::npos) << error;
+    EXPECT_TRUE(fs::exists(out / name)) << name;
+    EXPECT_FALSE(fs::exists(out / "theta.csv")) << name;
+  }
 }
 
 TEST(Output, FailureLeavesNothingBehind) {
