@@ -138,6 +138,7 @@ public:
                           "' is neither an observed variable nor a plate of one");
     }
     // Which file binds each observed variable.
+    std::set<size_t> claimed;
     for (const Value *v : observed) {
       std::vector<size_t> files;
       size_t errorsBefore = errors_.size();
@@ -155,10 +156,10 @@ public:
         continue;
       }
       if (files.empty()) {
-        errors_.push_back("no data for observed variable '" + v->name + "': give a column named '" + v->name +
-                          "' in an --infer file, or --map " + v->name + "=COLUMN");
+        errors_.push_back(missingColumns(tables, v));
         continue;
       }
+      claimed.insert(files.begin(), files.end());
       if (files.size() > 1) {
         errors_.push_back("observed variable '" + v->name + "' has a column in both " + tables[files[0]].path +
                           " and " + tables[files[1]].path);
@@ -166,8 +167,9 @@ public:
       }
       byFile_[files[0]].push_back(v);
     }
+    // (A file whose columns some variable claimed, twice over, is not news.)
     for (size_t f = 0; f < tables.size(); ++f)
-      if (!byFile_.count(f)) {
+      if (!byFile_.count(f) && !claimed.count(f)) {
         std::string cols;
         for (size_t c = 0; c < tables[f].columns.size() && c < 10; ++c)
           cols += (c ? ", " : "") + tables[f].columns[c];
@@ -309,6 +311,47 @@ private:
         return {};
     }
     return cols;
+  }
+
+  /// Why no file binds scalar variable `v`: the column its --map names is in
+  /// no file, or some of its wide columns PREFIX0.. are missing (named), or
+  /// nothing was said about it.
+  std::string missingColumns(const std::vector<CsvTable> &tables, const Value *v) {
+    auto it = opts_.map.find(v->name);
+    const bool wide = !v->dims.empty() && !isDataPlate(v->dims.back());
+    std::string prefix = it == opts_.map.end() ? v->name : it->second;
+    const bool star = !prefix.empty() && prefix.back() == '*';
+    if (star)
+      prefix.pop_back();
+    if (wide && (star || it == opts_.map.end())) {
+      auto size = ev_.plateSizes.find(v->dims.back());
+      if (size != ev_.plateSizes.end()) {
+        std::vector<std::string> missing;
+        int64_t found = 0;
+        for (int64_t i = 0; i < size->second; ++i) {
+          bool any = false;
+          for (const CsvTable &t : tables)
+            any = any || t.column(prefix + std::to_string(i));
+          if (any)
+            ++found;
+          else
+            missing.push_back(prefix + std::to_string(i));
+        }
+        if (found > 0) {
+          std::string list;
+          for (size_t i = 0; i < missing.size() && i < 5; ++i)
+            list += (i ? ", " : "") + missing[i];
+          return "observed variable '" + v->name + "' takes " + std::to_string(size->second) + " columns " + prefix +
+                 "0.." + prefix + std::to_string(size->second - 1) + "; missing: " + list +
+                 (missing.size() > 5 ? " and " + std::to_string(missing.size() - 5) + " more" : std::string());
+        }
+      }
+    }
+    if (it != opts_.map.end())
+      return "--map " + v->name + "=" + it->second + ": no --infer file has " +
+             (star ? "columns " + prefix + "0, " + prefix + "1, ..." : "a column '" + it->second + "'");
+    return "no data for observed variable '" + v->name + "': give a column named '" + v->name +
+           "' in an --infer file, or --map " + v->name + "=COLUMN";
   }
 
   /// The model parameter a plate's size is, where it is one (K in 0L until K).

@@ -29,6 +29,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <fcntl.h>
@@ -193,6 +194,21 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   std::vector<std::string> vocab;
   if (!flags.vocab.empty()) {
     vocab = readVocabulary(flags.vocab, error);
+    if (error.empty()) {
+      // A vocabulary names the categories of some variable (LDA's words);
+      // one that fits none would be ignored without a word.
+      std::string sizes;
+      bool fits = false;
+      for (const codegen::Posterior &p : plan->posteriors)
+        if (p.family == Family::Dirichlet || p.family == Family::Categorical) {
+          fits = fits || p.dimension == int64_t(vocab.size());
+          sizes += (sizes.empty() ? "" : ", ") + p.variable->name + ": " + std::to_string(p.dimension);
+        }
+      if (!fits)
+        error = "--vocab " + flags.vocab + " has " + std::to_string(vocab.size()) + " word" +
+                (vocab.size() == 1 ? "" : "s") + ", but no variable has that many categories (" +
+                (sizes.empty() ? std::string("none has categories") : sizes) + ")";
+    }
     if (!error.empty()) {
       if (isRoot())
         llvm::errs() << "ppc: error: " << error << "\n";
@@ -298,6 +314,27 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   return 0;
 }
 
+// Flag values CLI11's own checks would let through (nan, a negative seed
+// wrapped to 2^64 - 1) or describe badly ("not in range 0.000000 to
+// 1797693134862315708...").
+const CLI::Validator kFiniteNonNegative(
+    [](std::string &text) -> std::string {
+      char *end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
+        return "must be a finite number >= 0; got '" + text + "'";
+      return {};
+    },
+    "NUMBER>=0");
+const CLI::Validator kSeed(
+    [](std::string &text) -> std::string {
+      if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos ||
+          (text.size() == 20 && text > "18446744073709551615"))
+        return "must be an integer from 0 to 18446744073709551615; got '" + text + "'";
+      return {};
+    },
+    "UINT64");
+
 static int ppcMain(int argc, char **argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "repl")
     return replMain(argc - 1, argv + 1);
@@ -355,7 +392,7 @@ static int ppcMain(int argc, char **argv) {
   app.add_option("--local-tol", schedule.localTolerance,
                  "nested schedule: end an element's sweeps when its local posteriors change less than this on "
                  "average (default 1e-3; 0: always --local-iters sweeps)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kFiniteNonNegative);
   app.add_flag("--local-restart,!--no-local-restart", schedule.localRestart,
                "nested schedule: restart each element's local variables from their priors every iteration "
                "(default; measured on AP: a far better optimum than continuing from the last iteration)");
@@ -376,8 +413,8 @@ static int ppcMain(int argc, char **argv) {
   app.add_option("--iters", run.run.maxIterations, "maximum number of iterations (default 100)")
       ->check(CLI::Range(int64_t(1), int64_t(100000000)));
   app.add_option("--tol", run.run.tolerance, "stop when the relative ELBO change is below this (default 1e-6)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", run.run.seed, "seed of the random initialization (default 0)");
+      ->check(kFiniteNonNegative);
+  app.add_option("--seed", run.run.seed, "seed of the random initialization (default 0)")->check(kSeed);
   app.add_option("--threads", run.threads,
                  "threads for the outermost data plate's elements (default 1); the result depends only on this "
                  "number")->check(CLI::Range(int64_t(1), int64_t(1024)));
