@@ -76,8 +76,9 @@ template <auto Fn> struct Kernel {
 // NAME.avx512f of the kernel's own object file: PPC_DECLARE_CLONES(name),
 // in that file, names them, and PPC_ROW_SYMBOL(name) records them, so that
 // `ppc --cpu` can choose a copy (runtime/VectorIsa.h) instead of the one the
-// CPU would pick.
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__gnu_linux__)
+// CPU would pick. (Clang names its clones otherwise; a clang build, such as
+// ./build.sh fuzz, records none and runs the copy the CPU picks.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__gnu_linux__)
 #define PPC_DECLARE_CLONES(name)                                                                                 \
   extern "C" decltype(name) name##_clone_default __asm__(#name ".default");                                     \
   extern "C" decltype(name) name##_clone_avx2 __asm__(#name ".avx2");                                           \

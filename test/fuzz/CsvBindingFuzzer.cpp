@@ -1,0 +1,65 @@
+//===- test/fuzz/CsvBindingFuzzer.cpp - a CSV bound to a model's variables ===//
+//
+// Any bytes as the --infer file of three models (LDA with weights and index
+// columns; a Gaussian mixture; a Bernoulli mixture over wide columns, chosen
+// by the first byte): the CSV reader and the binder must end in bound data
+// or in errors.
+//
+//===----------------------------------------------------------------------===//
+#include "FuzzSupport.h"
+#include "ir/Evaluate.h"
+#include "ir/IR.h"
+#include "runtime/Binding.h"
+
+namespace {
+struct Target {
+  std::unique_ptr<ppc::ir::Module> module;
+  std::optional<ppc::ir::Evaluation> eval;
+  ppc::rt::BindingOptions options;
+};
+
+Target make(const std::string &source, std::map<std::string, std::string> params,
+            std::map<std::string, std::string> map, std::optional<std::string> weight) {
+  Target t;
+  t.module = ppc::fuzz::compileOnce(source);
+  ppc::DiagnosticEngine diags("model.ppl", source, llvm::errs());
+  t.eval = ppc::ir::evaluate(*t.module, params, true, diags);
+  if (!t.eval)
+    abort();
+  t.options.map = std::move(map);
+  t.options.weight = std::move(weight);
+  return t;
+}
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static Target targets[] = {
+      make("@Model class LDA(K: Long = 3, V: Long = 10) {\n"
+           "  val phi = (0L until K).map(_ => Dirichlet(0.1, V))\n"
+           "  val theta = ?.map(_ => Dirichlet(0.1, K))\n"
+           "  val x = theta.map(th => ?.map(_ => Categorical(phi)(Categorical(th))))\n}\n",
+           {}, {{"theta", "doc"}, {"x", "word"}}, std::string("count")),
+      make("@Model class G(K: Long = 2) {\n"
+           "  val w = Dirichlet(1.0, K)\n"
+           "  val mu = (0L until K).map(_ => Gaussian(0.0, 0.01))\n"
+           "  val tau = (0L until K).map(_ => Gamma(1.0, 1.0))\n"
+           "  val z = ?.map(_ => Categorical(w))\n"
+           "  val x = z.map(k => Gaussian(mu(k), tau(k)))\n}\n",
+           {}, {}, std::nullopt),
+      make("@Model class B(K: Long = 2, D: Long = 4) {\n"
+           "  val w = Dirichlet(1.0, K)\n"
+           "  val p = (0L until K).map(_ => (0L until D).map(_ => Beta(1.0, 1.0)))\n"
+           "  val x = ?.map(_ => {\n    val z = Categorical(w)\n    (0L until D).map(d => Bernoulli(p(z)(d)))\n  })\n}\n",
+           {}, {{"x", "p*"}}, std::nullopt),
+  };
+  if (size == 0)
+    return 0;
+  Target &t = targets[data[0] % 3];
+  ppc::rt::BindingOptions options = t.options;
+  options.files = {ppc::fuzz::scratchFile("data.csv", data + 1, size - 1)};
+  std::vector<std::string> errors;
+  std::optional<ppc::rt::BoundData> bound = ppc::rt::bindData(*t.module, *t.eval, options, errors);
+  if (!bound && errors.empty())
+    abort(); // a refusal must say why
+  return 0;
+}
