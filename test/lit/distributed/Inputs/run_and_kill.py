@@ -16,33 +16,8 @@ import subprocess
 import sys
 import time
 
-def descendants(pid):
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry))
-            except (OSError, IndexError, ValueError):
-                pass
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        for c in children.get(p, []):
-            out.append(c)
-            todo.append(c)
-    return out
+from mpi_processes import descendants, mpi_rank
 
-def mpi_rank(pid):
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            for item in f.read().split(b"\0"):
-                if item.startswith(b"OMPI_COMM_WORLD_RANK="):
-                    return int(item.split(b"=", 1)[1])
-    except OSError:
-        pass
-    return None
 
 def main():
     mode, arg = sys.argv[1], sys.argv[2]

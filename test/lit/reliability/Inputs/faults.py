@@ -30,6 +30,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "distributed", "Inputs"))
+from mpi_processes import descendants, mpi_rank  # noqa: E402
+
 WAIT_S = 60  # the longest any moment is waited for
 # Under ./build.sh sanitize every ppc runs several times slower (and MPI's
 # leak reports unwind in full): the same checks, with longer waits.
@@ -129,6 +132,16 @@ def start(cmd, err_path):
     with open(err_path, "wb") as err:
         return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
                                 preexec_fn=default_signals)
+
+
+def kill_job_and_leftovers(job):
+    """Whatever is left of an mpirun job (a hung job, orphaned ranks) goes."""
+    for p in descendants(job.pid):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    kill_group(job)
 
 
 def kill_group(job):
@@ -417,35 +430,6 @@ def fullfs_part(work, examples, ppc):
 # ---------------------------------------------------------------------------
 # d) an MPI process killed mid-run.
 
-def descendants(pid):
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry))
-            except (OSError, IndexError, ValueError):
-                pass
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-def mpi_rank(pid):
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            for item in f.read().split(b"\0"):
-                if item.startswith(b"OMPI_COMM_WORLD_RANK="):
-                    return int(item.split(b"=", 1)[1])
-    except (OSError, ValueError):
-        pass
-    return None
-
-
 def mpi_part(work, examples, mpirun_ppc):
     for rank in (1, 0):
         parent = os.path.join(work, f"rank{rank}")
@@ -474,13 +458,7 @@ def mpi_part(work, examples, mpirun_ppc):
                 f"status nonzero ({job.returncode})" if job.returncode != 0 else "STATUS 0")
         except subprocess.TimeoutExpired:
             ended = "HUNG: the job still runs 20 s after"
-        # Whatever is left (a hung job, orphaned processes) goes.
-        for p in descendants(job.pid):
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        kill_group(job)
+        kill_job_and_leftovers(job)
         print(f"kill -9 of MPI process {rank} mid-run: {ended}")
         err = open(err_path, errors="replace").read()
         said = next((l.strip() for l in err.splitlines() if "exited on signal" in l or "noticed" in l), None)
@@ -516,12 +494,7 @@ def mpi_checkpoint(work, examples, mpirun_ppc):
         ended = "the job ended within 20 s, " + (f"status nonzero" if job.returncode != 0 else "STATUS 0")
     except subprocess.TimeoutExpired:
         ended = "HUNG: the job still runs 20 s after"
-    for p in descendants(job.pid):
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    kill_group(job)
+    kill_job_and_leftovers(job)
     at = manifest_iteration(ck)
     rc, _, err = run(cmd + ["--resume", ck, "--out", out])
     said = next((l for l in err.splitlines() if l.startswith(("resuming after", "no checkpoint in"))), "nothing")
