@@ -26,6 +26,10 @@ if "ASAN_OPTIONS" in os.environ:
     # same code runs with leak checks in every test without mpirun.
     mpirun += " -x ASAN_OPTIONS=" + os.environ["ASAN_OPTIONS"] + ":detect_leaks=0"
 config.substitutions.append(("%mpirun", mpirun))
+
+# Hang guards: %timeout SECONDS CMD, scaled for the sanitized build.
+config.environment["PPC_TEST_TIME_SCALE"] = "8" if "ASAN_OPTIONS" in os.environ else "1"
+config.substitutions.append(("%timeout", "sh " + os.path.join(config.test_source_root, "Inputs", "timeout.sh")))
 config.substitutions.append(("%python", sys.executable))
 for var in ["HOME", "TMPDIR", "USER", "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"]:
     if var in os.environ:

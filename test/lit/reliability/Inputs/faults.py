@@ -36,7 +36,7 @@ from mpi_processes import descendants, mpi_rank  # noqa: E402
 WAIT_S = 60  # the longest any moment is waited for
 # Under ./build.sh sanitize every ppc runs several times slower (and MPI's
 # leak reports unwind in full): the same checks, with longer waits.
-SLOW = 8 if os.environ.get("ASAN_OPTIONS") else 1
+SLOW = int(os.environ.get("PPC_TEST_TIME_SCALE", "1"))  # lit.cfg.py: 8 under ASan
 WAIT_S *= SLOW
 
 
