@@ -286,6 +286,13 @@ private:
       for (int64_t i = 0; i < D; ++i)
         names.push_back(prefix + std::to_string(i));
     }
+    for (size_t i = 0; int64_t(names.size()) == D && i < names.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (names[i] == names[j]) {
+          addErrorOnce("--map " + v->name + "=" + name + " names column '" + names[i] + "' twice; each of the " +
+                       std::to_string(D) + " components of '" + v->name + "' takes its own column");
+          return {};
+        }
     std::vector<Column> cols;
     for (const std::string &n : names)
       if (const std::vector<double> *c = t.column(n))
@@ -469,6 +476,8 @@ private:
     // The element of each row in each plate.
     std::vector<std::vector<int64_t>> idx(depth, std::vector<int64_t>(rows, 0));
     std::vector<bool> explicitIndex(depth, false);
+    std::vector<Column> indexColumns(depth);
+    std::set<std::string> used; // the file's columns the binding reads
     for (size_t j = 0; j < depth; ++j) {
       const Value *p = rowPlates[j];
       std::optional<Column> col = indexColumn(t, p, first);
@@ -484,6 +493,8 @@ private:
         continue; // the innermost plate: rows in order within their group
       }
       explicitIndex[j] = true;
+      used.insert(col->name);
+      indexColumns[j] = *col;
       auto size = ev_.plateSizes.find(p);
       for (size_t r = 0; r < rows; ++r) {
         double x = (*col->values)[r];
@@ -556,6 +567,8 @@ private:
       bp.offsets.assign(groups + 1, 0);
       for (int64_t g = 0; g < groups; ++g)
         bp.offsets[g + 1] = bp.offsets[g] + sizes[g];
+      if (explicitIndex[j] && j + 1 < depth)
+        warnUnmentionedElements(t, p, indexColumns[j], idx[j], groupOf, sizes);
       if (isDataPlate(p)) {
         auto prev = out_.plates.find(p);
         if (prev != out_.plates.end() && prev->second.sizes != bp.sizes) {
@@ -593,10 +606,14 @@ private:
     // Values, checked against each variable's support, in element order.
     const std::vector<double> *weights = opts_.weight ? t.column(*opts_.weight) : nullptr;
     Column weightCol;
-    if (weights)
+    if (weights) {
       weightCol = Column{weights, *opts_.weight, position(t, *opts_.weight)};
+      used.insert(weightCol.name);
+    }
     for (const Value *v : vars) {
       std::vector<Column> cols = valueColumns(t, v);
+      for (const Column &c : cols)
+        used.insert(c.name);
       BoundVariable bv;
       bv.file = t.path;
       size_t width = cols.size();
@@ -642,6 +659,53 @@ private:
         }
       }
       out_.variables[v] = std::move(bv);
+    }
+    warnUnusedColumns(t, used);
+  }
+
+  /// Elements of an outer row plate that no row's id names (ids 0, 1, 5: 2 to
+  /// 4 are empty). They are valid, empty groups whose posteriors stay at the
+  /// prior, but more often a gap in the ids than a choice.
+  void warnUnmentionedElements(const CsvTable &t, const Value *plate, const Column &col,
+                               const std::vector<int64_t> &ids, const std::vector<int64_t> &groupOf,
+                               const std::vector<int64_t> &sizes) {
+    std::vector<int64_t> offsets(sizes.size() + 1, 0);
+    for (size_t g = 0; g < sizes.size(); ++g)
+      offsets[g + 1] = offsets[g] + sizes[g];
+    std::vector<bool> mentioned(size_t(offsets.back()), false);
+    for (size_t r = 0; r < ids.size(); ++r)
+      mentioned[size_t(offsets[size_t(groupOf[r])] + ids[r])] = true;
+    std::vector<int64_t> missing;
+    for (size_t g = 0; g < sizes.size(); ++g)
+      for (int64_t e = 0; e < sizes[g]; ++e)
+        if (!mentioned[size_t(offsets[g] + e)])
+          missing.push_back(e);
+    if (missing.empty())
+      return;
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 5; ++i)
+      list += (i ? ", " : "") + std::to_string(missing[i]);
+    if (missing.size() > 5)
+      list += " and " + std::to_string(missing.size() - 5) + " more";
+    out_.warnings.push_back(t.path + ": " + std::to_string(missing.size()) + " of the " +
+                            std::to_string(offsets.back()) + " elements of plate %" + plate->name +
+                            " have no rows (id" + (missing.size() > 1 ? "s " : " ") + list + " in column '" +
+                            col.name + "'); they are empty and their posteriors stay at the prior");
+  }
+
+  /// Columns nothing binds: ignored, with a word, since a forgotten
+  /// --weight or a misspelt --map reads the data differently without one.
+  void warnUnusedColumns(const CsvTable &t, const std::set<std::string> &used) {
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      const std::string &name = t.columns[c];
+      if (used.count(name) || name.empty())
+        continue;
+      static const std::set<std::string> kWeightNames = {"count", "counts", "n", "freq", "frequency",
+                                                          "weight", "weights", "tf"};
+      const bool looksLikeWeight = !opts_.weight && kWeightNames.count(name);
+      out_.warnings.push_back(t.path + ": column '" + name + "' (" + std::to_string(c + 1) +
+                              ") binds nothing in the model and is ignored" +
+                              (looksLikeWeight ? "; to weigh each row by it, give --weight " + name : std::string()));
     }
   }
 

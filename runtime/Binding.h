@@ -79,6 +79,9 @@ struct ByValueName {
 struct BoundData {
   std::map<const ir::Value *, BoundPlate, ByValueName> plates; ///< data-sized plates (and known ones, for reference)
   std::map<const ir::Value *, BoundVariable, ByValueName> variables;
+  /// What binds but may not be what the user meant, a sentence each naming
+  /// the file: columns nothing reads, elements of a plate no row mentions.
+  std::vector<std::string> warnings;
 };
 
 /// Binds the files to the model's observed variables. Errors (a sentence

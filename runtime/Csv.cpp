@@ -50,15 +50,35 @@ bool allBlank(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return isBlank(c); });
 }
 
-// A field as shown in a message: at most 40 characters, control characters
-// escaped.
+// Characters a terminal shows as nothing or as a space, in UTF-8: a byte
+// order mark inside a line, zero-width spaces and joiners, no-break spaces.
+struct InvisibleCharacter {
+  std::string_view utf8, name;
+};
+constexpr InvisibleCharacter kInvisible[] = {
+    {"\xef\xbb\xbf", "\\u{feff}"}, {"\xe2\x80\x8b", "\\u{200b}"}, {"\xe2\x80\x8c", "\\u{200c}"},
+    {"\xe2\x80\x8d", "\\u{200d}"}, {"\xe2\x81\xa0", "\\u{2060}"}, {"\xc2\xa0", "\\u{a0}"},
+    {"\xe2\x80\xaf", "\\u{202f}"}};
+
+// A field as shown in a message: at most 40 characters, control and
+// invisible characters escaped.
 std::string shown(std::string_view s) {
   std::string out;
   size_t n = 0;
-  for (char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     if (++n > 40) {
       out += "...";
       break;
+    }
+    const InvisibleCharacter *invisible = nullptr;
+    for (const InvisibleCharacter &k : kInvisible)
+      if (s.substr(i, k.utf8.size()) == k.utf8)
+        invisible = &k;
+    if (invisible) {
+      out += invisible->name;
+      i += invisible->utf8.size() - 1;
+      continue;
     }
     unsigned char u = static_cast<unsigned char>(c);
     if (c == '\r')

@@ -342,6 +342,8 @@ private:
           error(e);
         if (!data)
           return 1;
+        for (const std::string &w : data->warnings)
+          llvm::errs() << "warning: " << w << "\n";
       }
       passes::PassManager pm;
       std::string why;

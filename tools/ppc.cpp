@@ -98,6 +98,13 @@ void localError(const std::string &msg) {
   llvm::errs() << msg << "\n";
 }
 
+void localWarning(const std::string &msg) {
+  llvm::errs() << "ppc: warning: ";
+  if (gComm && gComm->size() > 1)
+    llvm::errs() << "(process " << gComm->rank() << " of " << gComm->size() << ") ";
+  llvm::errs() << msg << "\n";
+}
+
 /// After a step that can fail on some processes only: true when all went
 /// on; the others return 1 quietly (the failing one said why).
 bool everyoneOk(bool ok) { return gComm ? gComm->allOk(ok) : ok; }
@@ -593,6 +600,8 @@ static int ppcMain(int argc, char **argv) {
         localError(e);
       if (!everyoneOk(data.has_value()) || !data)
         return 1;
+      for (const std::string &w : data->warnings)
+        localWarning(w);
       if (emit == "data") {
         printBoundData(*module, *data, llvm::outs());
         return 0;
