@@ -17,6 +17,10 @@
 namespace ppc {
 namespace {
 
+/// The spelling of a known input in the language.
+constexpr std::string_view kDataSpelling = "Data";
+
+
 using ir::Dim;
 using ir::Op;
 using ir::OpKind;
@@ -111,6 +115,8 @@ private:
         return "a plate of plates";
       return v.base->def->plateKind == Op::PlateKind::Data ? "the data-sized plate '?'" : "a plate";
     case SValue::Kind::RV: {
+      if (ir::isKnownInput(v.base))
+        return v.freeDims() ? "a plate of Data" : "a Data value";
       std::string fam = rvFamilyName(v.base);
       return v.freeDims() ? "a plate of " + fam + " random variables" : "a " + fam + " random variable";
     }
@@ -362,6 +368,8 @@ private:
       v.loc = n.loc;
       return v;
     }
+    if (n.name == kDataSpelling)
+      return knownInput(n.loc, nullptr);
     if (auto fam = familyFromSpelling(n.name)) {
       const FamilySpec &spec = familySpec(*fam);
       return fail(n.loc, "'" + n.name + "' is a distribution; call it with its arguments: " + signature(spec));
@@ -662,9 +670,12 @@ private:
   // ---- application: distributions and indexing ----
   SValue apply(const ast::Apply &a) {
     if (auto *callee = ast::dyn<ast::Name>(a.callee.get()))
-      if (!lookup(callee->name))
+      if (!lookup(callee->name)) {
+        if (callee->name == kDataSpelling)
+          return knownInput(a.loc, &a.args);
         if (auto fam = familyFromSpelling(callee->name))
           return distribution(*fam, a);
+      }
     SValue target = eval(*a.callee);
     if (target.isError())
       return target;
@@ -677,6 +688,39 @@ private:
       return fail(a.callee->loc, "cannot apply " + describe(target) + " to an argument: it is not a plate of random variables");
     SValue index = eval(*a.args[0]);
     return bindIndex(target, index, a.loc);
+  }
+
+  /// `Data` (a number per element) or `Data(D)` (a vector of D): a known
+  /// input per element of the plates being mapped, bound from the data.
+  SValue knownInput(SourceRange loc, const std::vector<ast::ExprPtr> *args) {
+    const std::string usage = "Data declares a known input per plate element, bound from the data like an observed "
+                              "variable: write it inside a map, e.g. val x = ?.map(_ => Data) (a number per row) or "
+                              "?.map(_ => Data(D)) (D columns per row)";
+    if (loops_.empty())
+      return fail(loc, usage);
+    Type t = Type::of(TypeKind::Real);
+    if (args) {
+      if (args->size() != 1)
+        return fail(loc, "Data takes no argument (a number per element) or one, its dimension: Data(D); got " +
+                             std::to_string(args->size()) + " arguments");
+      SValue d = eval(*(*args)[0]);
+      if (d.isError())
+        return d;
+      if (d.kind != SValue::Kind::Det || !d.isLong || (d.det.isValue() && d.det.value->isLoopIndex()))
+        return fail(d.loc, "the dimension of Data(D) must be a Long known before inference; got " + describe(d));
+      if (d.constant && *d.constant < 1)
+        return fail(d.loc, "the dimension of Data(D) must be at least 1; got " + sourceText(d.loc));
+      t = Type::withDim(TypeKind::Vector,
+                        d.det.isValue() ? Dim::of(d.det.value) : Dim::of(int64_t(d.constant.value_or(1))));
+    }
+    Op *op = b_.create(OpKind::Data, loc);
+    op->observed = true; // known by definition
+    SValue v;
+    v.kind = SValue::Kind::RV;
+    v.loc = loc;
+    v.base = track(b_.addResult(op, anonymousName(), t));
+    v.bound = currentIndices();
+    return v;
   }
 
   SValue distribution(Family fam, const ast::Apply &a) {
@@ -853,6 +897,16 @@ private:
         diags_.error(arg.loc, what + " must be " + accepted + "; got " + describe(arg));
       return false;
     case SValue::Kind::RV: {
+      if (ir::isKnownInput(arg.base)) {
+        if (ir::knownInputFits(p, arg.base->type))
+          return true;
+        diags_.error(arg.loc, what + " cannot be " + describe(arg) + " ('" + arg.base->name + "' of type " +
+                                  std::string(ir::typeKeyword(arg.base->type.kind)) + "); it must be " + accepted +
+                                  (arg.base->type.kind == TypeKind::Vector
+                                       ? " (a Data(D) vector is accepted as the mean of an MvGaussian)"
+                                       : std::string()));
+        return false;
+      }
       auto fam = ir::familyOf(arg.base);
       for (Family f : p.parents)
         if (fam && *fam == f)

@@ -74,6 +74,7 @@ std::string_view opKindName(OpKind k) {
   case OpKind::Div: return "div";
   case OpKind::Neg: return "neg";
   case OpKind::Random: return "random";
+  case OpKind::Data: return "data";
   case OpKind::GateCases: return "gate.cases";
   case OpKind::GateEnter: return "gate.enter";
   case OpKind::GateEnterPartial: return "gate.enter_partial";
@@ -90,7 +91,7 @@ std::string_view opKindName(OpKind k) {
 }
 
 std::optional<OpKind> callOpFromName(std::string_view name) {
-  for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Neg, OpKind::GateCases,
+  for (OpKind k : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Neg, OpKind::Data, OpKind::GateCases,
                    OpKind::GateEnter, OpKind::GateEnterPartial, OpKind::GateEnterOne, OpKind::GateExit})
     if (opKindName(k) == name)
       return k;

@@ -140,6 +140,10 @@ enum class OpKind : uint8_t {
   Add, Sub, Mul, Div, Neg,
   // Random variables, each defined by its factor
   Random,
+  /// %x = data() : real | vector<D>: a known input per plate element (the
+  /// language's `Data`, `Data(D)`), bound from the CSV like an observed
+  /// variable, never inferred; a factor reads it as a constant per element.
+  Data,
   // Gates (seed 001), produced by the gate transform
   GateCases,        ///< %c.cases = gate.cases(%c) : cases<N>
   GateEnter,        ///< clones of an outer variable, one per case (array over the cases)
@@ -223,7 +227,7 @@ public:
   bool isDeterministic() const { return kind >= OpKind::Add && kind <= OpKind::Neg; }
   bool isGate() const { return kind >= OpKind::GateCases && kind <= OpKind::GateExit; }
   /// Ops whose operands print as a call: name(operands) [observed] : type.
-  bool isCallStyle() const { return isDeterministic() || isRandom() || isGate(); }
+  bool isCallStyle() const { return isDeterministic() || isRandom() || isGate() || kind == OpKind::Data; }
   std::string_view name() const;
 };
 
@@ -289,6 +293,13 @@ template <typename Fn> void walk(const Region &r, Fn &&fn) {
       walk(static_cast<const Region &>(*sub), fn);
   }
 }
+
+/// Whether `v` is a known input (`Data`): its values come from the data.
+bool isKnownInput(const Value *v);
+/// Whether a known input of type `t` can stand for parameter `p`: a scalar
+/// where a scalar constant is accepted (its values are checked against the
+/// parameter's domain when the data are bound).
+bool knownInputFits(const ParamSpec &p, const Type &t);
 
 /// The family of the factor that defines random variable `v` (through the
 /// yields of `if`/`match`), if any.

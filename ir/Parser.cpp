@@ -582,6 +582,7 @@ private:
     Op *op;
     if (auto k = callOpFromName(opName)) {
       op = builder_->create(*k, loc);
+      op->observed = *k == OpKind::Data;
     } else if (auto fam = familyFromIRName(opName)) {
       op = builder_->create(OpKind::Random, loc);
       op->family = *fam;

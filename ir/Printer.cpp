@@ -269,7 +269,7 @@ private:
       operand(op.operands[i]);
     }
     os << ')';
-    if (op.observed)
+    if (op.observed && op.kind != OpKind::Data) // data are known by definition
       os << " observed";
     if (!op.results.empty()) {
       os << " : ";

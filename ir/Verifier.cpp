@@ -321,6 +321,19 @@ private:
     case OpKind::Random:
       randomChecks(op);
       return;
+    case OpKind::Data: {
+      const TypeKind k = op.result() ? op.result()->type.kind : TypeKind::None;
+      if (!op.operands.empty())
+        error(op, "'data' takes no operands");
+      if (k != TypeKind::Real && k != TypeKind::Vector)
+        error(op, "'data' has type real or vector<D>");
+      if (enclosingLoops(op).empty())
+        error(op, "'data' is a known input per plate element: define it inside a 'for'");
+      for (const Op *p = op.parentOp(); p; p = p->parentOp())
+        if (p->kind == OpKind::If || p->kind == OpKind::Match || p->kind == OpKind::When)
+          error(op, "'data' cannot be defined inside a conditional");
+      return;
+    }
     case OpKind::GateCases:
     case OpKind::GateEnter:
     case OpKind::GateEnterPartial:
@@ -451,6 +464,13 @@ private:
       const Operand &o = op.operands[i];
       const ParamSpec &p = spec.params[i];
       std::string what = std::string(spec.spelling) + " " + std::string(p.name);
+      if (o.isValue() && isKnownInput(o.value)) {
+        // A known input stands for a constant per element.
+        if (!knownInputFits(p, o.value->type))
+          argError(i, what + " cannot be the data " + toString(o) + " of type " + toString(o.value->type) +
+                          "; it must be " + describeAccepted(p));
+        continue;
+      }
       if (o.isValue() && o.value->type.isRandom()) {
         // A type check; conjugacy is algorithm matching's (passes/AlgorithmMatching.cpp).
         auto fam = familyOf(o.value);
@@ -538,6 +558,15 @@ private:
 };
 
 } // namespace
+
+bool isKnownInput(const Value *v) { return v && v->def && v->def->kind == OpKind::Data; }
+
+bool knownInputFits(const ParamSpec &p, const Type &t) {
+  const bool scalarConstant = p.constant == ConstantDomain::Positive || p.constant == ConstantDomain::Probability ||
+                              p.constant == ConstantDomain::Real;
+  return (t.kind == TypeKind::Real && scalarConstant) ||
+         (t.kind == TypeKind::Vector && p.constant == ConstantDomain::EveryComponent); // an MvGaussian's mean
+}
 
 std::optional<Family> familyOf(const Value *v) {
   for (int guard = 0; v && v->def && guard < 1000; ++guard) {

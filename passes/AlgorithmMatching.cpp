@@ -17,6 +17,28 @@
 namespace ppc::passes {
 namespace {
 
+/// Whether some kernel of `family`'s factor takes argument `arg` as one
+/// constant (calling-pattern tokens C and A: runtime/Catalogue.h), which a
+/// value per element cannot be.
+bool readsAsCompileTimeConstant(Family family, size_t arg) {
+  const FactorOperators &ops = factorOperators(family);
+  std::vector<std::string_view> kernels{ops.elboKernel, ops.observedElboKernel};
+  for (const MessageOperator &mo : ops.toArgument) {
+    kernels.push_back(mo.kernel);
+    kernels.push_back(mo.observedKernel);
+  }
+  for (std::string_view k : kernels) {
+    if (k.empty())
+      continue;
+    std::string_view pattern = callingPattern(k);
+    for (size_t i = 0; i + 1 < pattern.size(); ++i)
+      if ((pattern[i] == 'C' || pattern[i] == 'A') && (i == 0 || pattern[i - 1] == ' ') &&
+          size_t(pattern[i + 1] - '0') == arg)
+        return true;
+  }
+  return false;
+}
+
 class MatchPass : public Pass {
 public:
   std::string_view name() const override { return "match"; }
@@ -43,8 +65,16 @@ public:
       const FactorOperators &ops = factorOperators(op.family);
       for (size_t i = 0; i < op.operands.size() && i < spec.params.size(); ++i) {
         const ir::Operand &o = op.operands[i];
-        if (!o.isValue() || !o.value->type.isRandom())
+        if (o.isValue() && ir::isKnownInput(o.value)) {
+          if (readsAsCompileTimeConstant(op.family, i + 1))
+            fail(op.operandLoc(i), "the operator catalogue reads " + std::string(spec.spelling) + "'s " +
+                                       std::string(spec.params[i].name) +
+                                       " as one constant for every element, so it cannot be the Data input '" +
+                                       o.value->name + "'; give a constant there");
           continue;
+        }
+        if (!o.isValue() || !o.value->type.isRandom())
+          continue; // constants
         const ParamSpec &p = spec.params[i];
         auto fam = ir::familyOf(o.value);
         bool conjugate = false;

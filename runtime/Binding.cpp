@@ -21,15 +21,19 @@ using ir::OpKind;
 using ir::TypeKind;
 using ir::Value;
 
+/// How messages name a variable the data bind.
+std::string kindOf(const Value *v) { return ir::isKnownInput(v) ? "the Data input" : "observed variable"; }
+
 bool isDataPlate(const Value *p) { return p->def && p->def->plateKind == Op::PlateKind::Data; }
 
-/// The variables the user observes: observed factors outside branches, and
-/// the results of conditionals whose branches yield observed variables.
+/// The variables the user observes: observed factors outside branches, the
+/// known inputs (`Data`), and the results of conditionals whose branches
+/// yield observed variables.
 std::vector<const Value *> observedVariables(const ir::Module &m) {
   std::vector<const Value *> out;
   std::function<void(const ir::Region &, bool)> visit = [&](const ir::Region &r, bool inBranch) {
     for (const auto &op : r.ops) {
-      if (op->kind == OpKind::Random && op->observed && !inBranch)
+      if ((op->kind == OpKind::Random || op->kind == OpKind::Data) && op->observed && !inBranch)
         out.push_back(op->result());
       if ((op->kind == OpKind::If || op->kind == OpKind::Match) && !inBranch)
         for (size_t i = 0; i < op->results.size(); ++i) {
@@ -149,7 +153,7 @@ public:
         return std::nullopt;
       if (files.empty() && v->type.kind == TypeKind::Vector) {
         int64_t D = vectorDimension(v);
-        errors_.push_back("no data for observed variable '" + v->name + "', a vector of dimension " +
+        errors_.push_back("no data for " + kindOf(v) + " '" + v->name + "', a vector of dimension " +
                           std::to_string(D) + ": give columns " + v->name + "0.." + v->name + std::to_string(D - 1) +
                           " in an --infer file, or --map " + v->name + "=COLUMN,COLUMN,... or --map " + v->name +
                           "=PREFIX* (PREFIX0..PREFIX" + std::to_string(D - 1) + ")");
@@ -161,7 +165,7 @@ public:
       }
       claimed.insert(files.begin(), files.end());
       if (files.size() > 1) {
-        errors_.push_back("observed variable '" + v->name + "' has a column in both " + tables[files[0]].path +
+        errors_.push_back(kindOf(v) + " '" + v->name + "' has a column in both " + tables[files[0]].path +
                           " and " + tables[files[1]].path);
         continue;
       }
@@ -348,7 +352,7 @@ private:
           std::string list;
           for (size_t i = 0; i < missing.size() && i < 5; ++i)
             list += (i ? ", " : "") + missing[i];
-          return "observed variable '" + v->name + "' takes " + std::to_string(size->second) + " columns " + prefix +
+          return kindOf(v) + " '" + v->name + "' takes " + std::to_string(size->second) + " columns " + prefix +
                  "0.." + prefix + std::to_string(size->second - 1) + "; missing: " + list +
                  (missing.size() > 5 ? " and " + std::to_string(missing.size() - 5) + " more" : std::string());
         }
@@ -357,7 +361,7 @@ private:
     if (it != opts_.map.end())
       return "--map " + v->name + "=" + it->second + ": no --infer file has " +
              (star ? "columns " + prefix + "0, " + prefix + "1, ..." : "a column '" + it->second + "'");
-    return "no data for observed variable '" + v->name + "': give a column named '" + v->name +
+    return "no data for " + kindOf(v) + " '" + v->name + "': give a column named '" + v->name +
            "' in an --infer file, or --map " + v->name + "=COLUMN";
   }
 
@@ -715,7 +719,37 @@ private:
     return buf;
   }
 
+  static std::string constantDomainText(ConstantDomain d) {
+    switch (d) {
+    case ConstantDomain::Positive: return "positive";
+    case ConstantDomain::Probability: return "in [0, 1]";
+    default: return "a finite number";
+    }
+  }
+
+  /// A known input's values are the constants of the parameters it is
+  /// given as: each use's domain (a Gaussian's precision: positive).
+  std::string checkKnownInput(const Value *v, double x) const {
+    if (std::fabs(x) > kMaxMagnitude)
+      return tooLarge(x, v);
+    std::string problem;
+    ir::walk(m_.body, [&](const Op &op) {
+      if (!op.isRandom() || !problem.empty())
+        return;
+      const FamilySpec &spec = familySpec(op.family);
+      for (size_t i = 0; i < op.operands.size() && i < spec.params.size(); ++i)
+        if (op.operands[i].isValue() && op.operands[i].value == v &&
+            !constantInDomain(spec.params[i].constant, x))
+          problem = fmt(x) + " cannot be " + std::string(spec.spelling) + "'s " + std::string(spec.params[i].name) +
+                    ", which the Data input '" + v->name + "' is given as: it must be " +
+                    constantDomainText(spec.params[i].constant);
+    });
+    return problem;
+  }
+
   std::string checkSupport(const Value *v, double x) const {
+    if (ir::isKnownInput(v))
+      return checkKnownInput(v, x);
     const ir::Type &t = v->type;
     auto integer = [&] { return x == std::floor(x); };
     switch (t.kind) {

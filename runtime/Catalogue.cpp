@@ -54,6 +54,16 @@ std::span<const KernelGroup *const> kernelGroups() { return kGroups; }
 
 std::string_view entropyKernel(Family f) { return factorEntry(f).entropyKernel; }
 
+std::vector<double> vectorPointMass(Family f, const double *x, int64_t k) {
+  if (f != Family::MvGaussian)
+    return {};
+  std::vector<double> s(x, x + k); // E x, then E x x^T row-major (runtime/factors/MvGaussian.cpp)
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      s.push_back(x[i] * x[j]);
+  return s;
+}
+
 std::string_view callingPattern(std::string_view kernel) {
   static const std::map<std::string_view, std::string_view> patterns = [] {
     std::map<std::string_view, std::string_view> m;

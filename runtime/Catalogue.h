@@ -129,6 +129,11 @@ std::span<const KernelGroup *const> kernelGroups();
 /// parameters), e.g. ppc_dirichlet_entropy_n.
 std::string_view entropyKernel(Family f);
 
+/// The statistics of the known vector `x` (k components) as a point mass of
+/// `f`: an MvGaussian's [x, x x^T]; empty for the scalar families (their
+/// FactorEntry::pointMass takes one number).
+std::vector<double> vectorPointMass(Family f, const double *x, int64_t k);
+
 /// The calling pattern of a kernel the catalogue names ("" if none).
 std::string_view callingPattern(std::string_view kernel);
 

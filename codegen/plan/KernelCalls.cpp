@@ -127,6 +127,15 @@ std::optional<Stmt> PlanBuilder::marshal(std::string_view kernel, const KernelRo
           a.buffer = c == 'S' ? post.stats : post.eta;
           a.expr = p_.mul(s->element, p_.intConst(post.width));
           noteRead(s->posterior, where);
+        } else if (s->kind == Source::Data && c == 'S' && argIndex > 0 && ir::isKnownInput(s->data)) {
+          // A known input: a constant per element, as its point mass.
+          const FamilySpec &fs = familySpec(role.family);
+          const ParamSpec &param = fs.params[size_t(argIndex - 1)];
+          Family parent = param.parents.empty() ? Family::Gaussian : param.parents[0];
+          int64_t width = 0;
+          a.kind = Arg::Kind::Pointer;
+          a.buffer = pointMassBuffer(s->data, parent, dimensionOf('0'), width);
+          a.expr = p_.mul(s->element, p_.intConst(width));
         } else if (s->kind == Source::Constant && c == 'S' && argIndex > 0) {
           a.kind = Arg::Kind::Pointer;
           a.buffer = constantBuffer(pointMass(role.family, argIndex, s->value, dimensionOf('0')));

@@ -211,6 +211,38 @@ int64_t PlanBuilder::dimValue(const ir::Dim &d, SourceRange where) {
   return 1;
 }
 
+int32_t PlanBuilder::pointMassBuffer(const Value *v, Family parent, int64_t dimension, int64_t &width) {
+  auto key = std::make_pair(v, parent);
+  auto it = pointMassBuffers_.find(key);
+  if (it != pointMassBuffers_.end()) {
+    width = it->second.second;
+    return it->second.first;
+  }
+  const rt::BoundVariable &bv = data_.variables.at(v);
+  const FactorEntry &entry = factorEntry(parent);
+  width = entry.width(dimension);
+  int32_t b = addBuffer("data." + v->name + ".stats." + std::string(familySpec(parent).irName), false,
+                        int64_t(bv.values.size()) * width);
+  std::vector<double> &out = p_.buffers[b].doubles;
+  if (v->type.kind == ir::TypeKind::Vector) { // `dimension` values per element
+    const size_t elements = bv.values.size() / size_t(std::max<int64_t>(dimension, 1));
+    p_.buffers[b].size = int64_t(elements) * width;
+    out.reserve(size_t(p_.buffers[b].size));
+    for (size_t e = 0; e < elements; ++e) {
+      std::vector<double> row = vectorPointMass(parent, bv.values.data() + e * size_t(dimension), dimension);
+      out.insert(out.end(), row.begin(), row.end());
+    }
+  } else {
+    out.reserve(size_t(int64_t(bv.values.size()) * width));
+    for (double x : bv.values) {
+      std::vector<double> row = entry.pointMass(x, dimension);
+      out.insert(out.end(), row.begin(), row.end());
+    }
+  }
+  pointMassBuffers_[key] = {b, width};
+  return b;
+}
+
 int32_t PlanBuilder::dataBuffer(const Value *v, Data kind) {
   auto key = std::make_pair(v, int(kind));
   auto it = dataBuffers_.find(key);

@@ -106,6 +106,9 @@ private:
   void collectPosteriors();
   int64_t dimValue(const ir::Dim &d, SourceRange where);
   int32_t dataBuffer(const Value *v, Data kind);
+  /// The statistics of a known input's values as point masses of `parent`,
+  /// one row of `width` doubles per element (a constant per element).
+  int32_t pointMassBuffer(const Value *v, Family parent, int64_t dimension, int64_t &width);
 
   // ---- Operands.cpp: sources of factor arguments, weights, reads ----
   Source constantSource(double v);
@@ -214,6 +217,7 @@ private:
   std::map<const Value *, const Op *> exitOf_;
   std::map<std::vector<double>, int32_t> constants_;
   std::map<std::pair<const Value *, int>, int32_t> dataBuffers_;
+  std::map<std::pair<const Value *, Family>, std::pair<int32_t, int64_t>> pointMassBuffers_;
   std::set<int> computed_, initRead_, recomputedUnread_;
   Plan::BlockId block_ = Plan::Init;
   const Op *nestedLocal_ = nullptr;
