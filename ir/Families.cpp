@@ -61,6 +61,13 @@ constexpr ParamSpec kWishartParams[] = {
     {"dimension", ConstantDomain::Dimension, {}},
 };
 
+// Observed only (no posterior over 0..trials): the trials are a constant or a
+// known input per element (`Data`).
+constexpr ParamSpec kBinomialParams[] = {
+    {"trials", ConstantDomain::Count, {}},
+    {"probability", ConstantDomain::Probability, kBetaParent},
+};
+
 constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Dirichlet, "Dirichlet", "dirichlet", Support::Simplex, kDirichletParams, 2},
     {Family::Beta, "Beta", "beta", Support::Unit, kBetaParams, 1},
@@ -71,6 +78,7 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Gaussian, "Gaussian", "gaussian", Support::Real, kGaussianParams, 2},
     {Family::MvGaussian, "MvGaussian", "mvgaussian", Support::Vector, kMvGaussianParams, 2},
     {Family::Wishart, "Wishart", "wishart", Support::PDMatrix, kWishartParams, 3},
+    {Family::Binomial, "Binomial", "binomial", Support::Count, kBinomialParams, 2},
 };
 
 } // namespace
@@ -145,6 +153,7 @@ bool constantInDomain(ConstantDomain d, double v) {
   case ConstantDomain::Real:
   case ConstantDomain::EveryComponent: return true;
   case ConstantDomain::TimesIdentity: return v > 0;
+  case ConstantDomain::Count: return v >= 0 && v == std::floor(v);
   case ConstantDomain::None: return false;
   }
   return false;
@@ -160,6 +169,7 @@ std::string describeAccepted(const ParamSpec &p) {
   case ConstantDomain::Dimension: out = "a Long constant >= 1"; break;
   case ConstantDomain::EveryComponent: out = "a constant (the same in every component)"; break;
   case ConstantDomain::TimesIdentity: out = "a positive constant (times the identity matrix)"; break;
+  case ConstantDomain::Count: out = "an integer constant >= 0 or Data"; break;
   }
   if (!p.parents.empty()) {
     if (!out.empty())

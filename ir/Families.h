@@ -35,8 +35,9 @@ enum class Family : uint8_t {
   Gaussian,
   MvGaussian,
   Wishart,
+  Binomial,
 };
-constexpr unsigned kNumFamilies = 9;
+constexpr unsigned kNumFamilies = 10;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {
@@ -60,6 +61,7 @@ enum class ConstantDomain : uint8_t {
   Dimension,   ///< an integer (Long) >= 1, known before inference
   EveryComponent, ///< any finite number, the same in every component of a vector (MvGaussian's mean)
   TimesIdentity,  ///< a number > 0 times the identity matrix (a precision or scale matrix)
+  Count,          ///< an integer >= 0 (a Binomial's trials)
 };
 
 struct ParamSpec {

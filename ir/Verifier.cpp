@@ -563,7 +563,7 @@ bool isKnownInput(const Value *v) { return v && v->def && v->def->kind == OpKind
 
 bool knownInputFits(const ParamSpec &p, const Type &t) {
   const bool scalarConstant = p.constant == ConstantDomain::Positive || p.constant == ConstantDomain::Probability ||
-                              p.constant == ConstantDomain::Real;
+                              p.constant == ConstantDomain::Real || p.constant == ConstantDomain::Count;
   return (t.kind == TypeKind::Real && scalarConstant) ||
          (t.kind == TypeKind::Vector && p.constant == ConstantDomain::EveryComponent); // an MvGaussian's mean
 }

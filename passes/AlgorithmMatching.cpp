@@ -63,6 +63,13 @@ public:
         return;
       const FamilySpec &spec = familySpec(op.family);
       const FactorOperators &ops = factorOperators(op.family);
+      if (!op.observed && !ops.toArgument[0].exists()) {
+        fail(op.loc, "a " + std::string(spec.spelling) + " variable must be observed: the operator catalogue has no "
+                         "posterior for a latent " + std::string(spec.spelling) +
+                         " (define it in a data-sized plate, ?.map, with nothing depending on it, and bind it to a "
+                         "column)");
+        return;
+      }
       for (size_t i = 0; i < op.operands.size() && i < spec.params.size(); ++i) {
         const ir::Operand &o = op.operands[i];
         if (o.isValue() && ir::isKnownInput(o.value)) {
@@ -94,8 +101,6 @@ public:
           fail(op.operandLoc(i), "the operator catalogue has no message from " + std::string(spec.spelling) +
                                      " to its " + std::string(p.name));
       }
-      if (!op.observed && !ops.toArgument[0].exists())
-        fail(op.loc, "the operator catalogue has no message to a latent " + std::string(spec.spelling));
     });
     return ok;
   }

@@ -622,10 +622,17 @@ private:
       bv.file = t.path;
       size_t width = cols.size();
       bv.values.assign(size_t(groups) * width, 0.0);
+      const TrialsOf trials = trialsOf(t, v);
       for (size_t r = 0; r < rows; ++r)
         for (size_t c = 0; c < width; ++c) {
           double x = (*cols[c].values)[r];
           std::string problem = checkSupport(v, x);
+          if (problem.empty() && (trials.constant || trials.column)) {
+            const double n = trials.column ? (*trials.column)[r] : *trials.constant;
+            if (x > n)
+              problem = fmt(x) + " successes out of " + fmt(n) + " trials (Binomial '" + v->name + "', trials " +
+                        trials.what + ")";
+          }
           if (!problem.empty()) {
             errors_.push_back(where(t, r, cols[c]) + ": " + problem);
             return;
@@ -665,6 +672,36 @@ private:
       out_.variables[v] = std::move(bv);
     }
     warnUnusedColumns(t, used);
+  }
+
+  /// A Binomial's trials as this file's rows see them: a constant, or the
+  /// column of a known input bound from the same file (another file's rows
+  /// are in another order; the run's ELBO would catch those).
+  struct TrialsOf {
+    std::optional<double> constant;
+    const std::vector<double> *column = nullptr;
+    std::string what;
+  };
+  TrialsOf trialsOf(const CsvTable &t, const Value *v) {
+    TrialsOf out;
+    const Op *def = elementDefinition(v);
+    if (!def || def->kind != OpKind::Random || def->family != Family::Binomial || def->operands.empty())
+      return out;
+    const ir::Operand &o = def->operands[0];
+    if (o.isLiteral()) {
+      out.constant = o.literal();
+      out.what = fmt(o.literal());
+    } else if (auto c = ev_.valueOf(o.value); c && o.indices.empty()) {
+      out.constant = *c;
+      out.what = "'" + o.value->name + "' = " + fmt(*c);
+    } else if (ir::isKnownInput(o.value) && o.value->dims == v->dims) {
+      std::vector<Column> cols = valueColumns(t, o.value);
+      if (cols.size() == 1) {
+        out.column = cols[0].values;
+        out.what = "in column '" + cols[0].name + "'";
+      }
+    }
+    return out;
   }
 
   /// Elements of an outer row plate that no row's id names (ids 0, 1, 5: 2 to
@@ -723,6 +760,7 @@ private:
     switch (d) {
     case ConstantDomain::Positive: return "positive";
     case ConstantDomain::Probability: return "in [0, 1]";
+    case ConstantDomain::Count: return "an integer >= 0";
     default: return "a finite number";
     }
   }

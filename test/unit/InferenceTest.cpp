@@ -457,6 +457,46 @@ TEST(Inference, KnownMeanVectorsPerRowWithWishartPrecisionIsExact) {
   EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
 }
 
+// x_i ~ Binomial(n_i, p) with trials from the data and p ~ Beta(a, b):
+// q(p) = Beta(a + sum x, b + sum (n - x)), and the ELBO is the log evidence
+// sum log C(n_i, x_i) + log B(a + sum x, b + sum (n - x)) - log B(a, b).
+TEST(Inference, BetaBinomialWithTrialsFromDataIsExact) {
+  const std::vector<int> n = {10, 5, 20, 1, 7}, x = {3, 0, 9, 1, 7};
+  const double a = 1.5, b = 2.0;
+  std::string csv = "trials,x\n";
+  double successes = 0, failures = 0, logChoose = 0;
+  for (size_t i = 0; i < n.size(); ++i) {
+    csv += std::to_string(n[i]) + "," + std::to_string(x[i]) + "\n";
+    successes += x[i];
+    failures += n[i] - x[i];
+    logChoose += std::lgamma(n[i] + 1.0) - std::lgamma(x[i] + 1.0) - std::lgamma(n[i] - x[i] + 1.0);
+  }
+  auto f = fit("@Model class M(a: Double = 1.5, b: Double = 2.0) {\n"
+               "  val p = Beta(a, b)\n"
+               "  val n = ?\n"
+               "  val trials = n.map(_ => Data)\n"
+               "  val x = n.map(i => Binomial(trials(i), p))\n"
+               "}\n",
+               {tempFile("betabinomial.csv", csv)}, tight());
+  ASSERT_TRUE(f->ok) << f->error;
+  EXPECT_NEAR(f->eta("p")[0] + 1, a + successes, 1e-12);
+  EXPECT_NEAR(f->eta("p")[1] + 1, b + failures, 1e-12);
+  EXPECT_NEAR(f->elbo(), logChoose + lbeta(a + successes, b + failures) - lbeta(a, b), 1e-10);
+}
+
+// The same with constant trials equals the Bernoulli model when n = 1.
+TEST(Inference, BinomialOfOneTrialIsBernoulli) {
+  const std::vector<int> x = {1, 0, 1, 1, 0, 1};
+  const std::string csv = tempFile("binomialone.csv", column("x", x));
+  auto binomial = fit("@Model class M() {\n  val p = Beta(2.0, 3.0)\n  val x = ?.map(_ => Binomial(1, p))\n}\n",
+                      {csv}, tight());
+  auto bernoulli = fit("@Model class M() {\n  val p = Beta(2.0, 3.0)\n  val x = ?.map(_ => Bernoulli(p))\n}\n",
+                       {csv}, tight());
+  ASSERT_TRUE(binomial->ok && bernoulli->ok) << binomial->error << bernoulli->error;
+  EXPECT_NEAR(binomial->elbo(), bernoulli->elbo(), 1e-12);
+  EXPECT_NEAR(binomial->eta("p")[0], bernoulli->eta("p")[0], 1e-12);
+}
+
 // A mixture whose rows have known precisions: with every precision equal to
 // c it runs exactly as the model with the constant c (the same seed, the same
 // trace); with different ones the trace differs and never decreases.

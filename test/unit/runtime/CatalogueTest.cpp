@@ -51,11 +51,23 @@ TEST(Catalogue, SymbolTableListsEveryDeclaredKernel) {
   EXPECT_EQ(declared, listed);
 }
 
+/// A family whose variables are always observed (a Binomial): no posterior
+/// layout, no message to its sample, an ELBO term for observations only.
+bool observedOnly(Family f) { return factorEntry(f).width(3) == 0; }
+
 TEST(Catalogue, EveryRandomArgumentHasAMessageOperator) {
   for (const FamilySpec &spec : allFamilies()) {
     const FactorOperators &ops = factorOperators(spec.family);
     EXPECT_EQ(ops.family, spec.family);
     ASSERT_EQ(ops.toArgument.size(), spec.params.size() + 1) << spec.spelling;
+    if (observedOnly(spec.family)) {
+      EXPECT_FALSE(ops.toArgument[0].exists()) << spec.spelling;
+      EXPECT_FALSE(ops.observedElboKernel.empty()) << spec.spelling;
+      for (size_t i = 0; i < spec.params.size(); ++i)
+        EXPECT_EQ(!ops.toArgument[i + 1].observedKernel.empty(), !spec.params[i].parents.empty())
+            << spec.spelling << " " << spec.params[i].name;
+      continue;
+    }
     EXPECT_TRUE(ops.toArgument[0].exists()) << spec.spelling << " has no message to its sample";
     EXPECT_FALSE(ops.elboKernel.empty()) << spec.spelling;
     for (size_t i = 0; i < spec.params.size(); ++i) {
@@ -134,10 +146,13 @@ std::pair<rt::Vec, rt::Vec> example(Family f, int k) {
     rt::Wishart w(k + 3.0, spd(k));
     return {w.natural(), w.expectedStats()};
   }
+  case Family::Binomial: return {}; // observed only: no posterior
   }
   return {};
 }
 } // namespace
+
+void checkPosteriorLayout(const FactorEntry &e, int k, rt::Vec eta, rt::Vec stats);
 
 TEST(Catalogue, EveryFamilysEntryAgreesWithItsDistributionAndKernels) {
   for (const FamilySpec &spec : allFamilies()) {
@@ -146,26 +161,8 @@ TEST(Catalogue, EveryFamilysEntryAgreesWithItsDistributionAndKernels) {
     EXPECT_EQ(e.operators.family, spec.family);
     const int k = spec.family == Family::Beta ? 2 : 3;
     auto [eta, stats] = example(spec.family, k);
-    EXPECT_EQ(e.width(k), eta.size());
-    EXPECT_EQ(e.width(k), stats.size());
-    // The statistics kernel maps the natural parameters to the statistics.
-    const rt::RuntimeSymbol *sk = rt::findRuntimeKernel(e.statsKernel);
-    ASSERT_NE(sk, nullptr) << e.statsKernel;
-    EXPECT_EQ(sk->signature.size(), e.statsTakesDimension ? 5u : 4u) << sk->signature;
-    std::vector<rt::KernelValue> args;
-    std::vector<double> out(size_t(eta.size()), -1.0);
-    args.push_back({.i = 1});
-    if (e.statsTakesDimension)
-      args.push_back({.i = k});
-    args.push_back({.p = eta.data()});
-    args.push_back({.p = out.data()});
-    sk->call(args.data());
-    for (int i = 0; i < eta.size(); ++i)
-      EXPECT_NEAR(out[size_t(i)], stats[i], 1e-10 * std::max(1.0, std::abs(stats[i]))) << i;
-    // Standard parameters: one value per output column.
-    std::vector<double> standard;
-    e.standardParameters(k, eta.data(), stats.data(), standard);
-    EXPECT_EQ(standard.size(), e.outputColumns(k).size());
+    if (!observedOnly(spec.family))
+      checkPosteriorLayout(e, k, eta, stats);
     // Every kernel the operators name has a calling pattern of its arity, and
     // every pattern names a kernel the family has.
     std::vector<std::string_view> named = {e.operators.elboKernel, e.operators.observedElboKernel, e.entropyKernel};
@@ -186,6 +183,33 @@ TEST(Catalogue, EveryFamilysEntryAgreesWithItsDistributionAndKernels) {
     }
     for (const KernelPattern &p : e.patterns)
       EXPECT_NE(rt::findRuntimeKernel(p.kernel), nullptr) << p.kernel;
+  }
+}
+
+/// The statistics kernel and the standard parameters of a posterior of the
+/// entry's family agree with runtime/Distributions.h.
+void checkPosteriorLayout(const FactorEntry &e, int k, rt::Vec eta, rt::Vec stats) {
+  {
+    EXPECT_EQ(e.width(k), eta.size());
+    EXPECT_EQ(e.width(k), stats.size());
+    // The statistics kernel maps the natural parameters to the statistics.
+    const rt::RuntimeSymbol *sk = rt::findRuntimeKernel(e.statsKernel);
+    ASSERT_NE(sk, nullptr) << e.statsKernel;
+    EXPECT_EQ(sk->signature.size(), e.statsTakesDimension ? 5u : 4u) << sk->signature;
+    std::vector<rt::KernelValue> args;
+    std::vector<double> out(size_t(eta.size()), -1.0);
+    args.push_back({.i = 1});
+    if (e.statsTakesDimension)
+      args.push_back({.i = k});
+    args.push_back({.p = eta.data()});
+    args.push_back({.p = out.data()});
+    sk->call(args.data());
+    for (int i = 0; i < eta.size(); ++i)
+      EXPECT_NEAR(out[size_t(i)], stats[i], 1e-10 * std::max(1.0, std::abs(stats[i]))) << i;
+    // Standard parameters: one value per output column.
+    std::vector<double> standard;
+    e.standardParameters(k, eta.data(), stats.data(), standard);
+    EXPECT_EQ(standard.size(), e.outputColumns(k).size());
   }
 }
 
