@@ -167,6 +167,23 @@ SValue Lowering::knownInput(SourceRange loc, const std::vector<ast::ExprPtr> *ar
   return v;
 }
 
+std::vector<SValue> Lowering::rateTimesExposure(const ast::Expr &e) {
+  const auto *bin = ast::dyn<ast::Binary>(&e);
+  if (!bin || bin->op != '*')
+    return {eval(e)};
+  SValue l = eval(*bin->lhs); // left before right: the IR's order
+  SValue r = eval(*bin->rhs);
+  auto random = [](const SValue &v) { return v.kind == SValue::Kind::RV && !ir::isKnownInput(v.base); };
+  auto known = [](const SValue &v) {
+    return v.kind == SValue::Kind::Det || (v.kind == SValue::Kind::RV && ir::isKnownInput(v.base));
+  };
+  if (random(l) && known(r))
+    return {l, r};
+  if (known(l) && random(r))
+    return {r, l};
+  return {binary(*bin, l, r)};
+}
+
 SValue Lowering::distribution(Family fam, const ast::Apply &a) {
   const FamilySpec &spec = familySpec(fam);
   size_t n = a.args.size();
@@ -179,10 +196,21 @@ SValue Lowering::distribution(Family fam, const ast::Apply &a) {
                                    std::to_string(n));
   }
   std::vector<SValue> args;
-  for (const auto &e : a.args)
-    args.push_back(eval(*e));
+  if (fam == Family::Poisson && n == 1)
+    args = rateTimesExposure(*a.args[0]);
+  else
+    for (const auto &e : a.args)
+      args.push_back(eval(*e));
   if (fam == Family::Beta && args.size() == 1)
     args.push_back(args[0]); // Beta(c) is Beta(c, c)
+  while (args.size() < spec.params.size() && defaultArgument(fam, args.size())) { // Poisson: exposure 1
+    SValue d;
+    d.kind = SValue::Kind::Det;
+    d.loc = a.loc;
+    d.constant = *defaultArgument(fam, args.size());
+    d.det = Operand::ofFloat(*d.constant);
+    args.push_back(d);
+  }
   bool ok = true;
   std::vector<Operand> freePlates;
   const SValue *firstLifted = nullptr;

@@ -270,18 +270,9 @@ SValue Lowering::evalInner(const ast::Expr &e) {
   }
   case ast::ExprKind::Binary: {
     auto &bin = static_cast<const ast::Binary &>(e);
-    SValue l = eval(*bin.lhs), r = eval(*bin.rhs);
-    if (l.isError() || r.isError())
-      return SValue::error();
-    std::string what = std::string("operand of '") + bin.op + "'";
-    if (!requireNumber(l, what) || !requireNumber(r, what))
-      return SValue::error();
-    OpKind k = bin.op == '+' ? OpKind::Add : bin.op == '-' ? OpKind::Sub : bin.op == '*' ? OpKind::Mul : OpKind::Div;
-    // The value stands for the whole expression `l op r` in later messages.
-    SourceRange whole = e.loc;
-    if (l.loc.begin.line == r.loc.begin.line && l.loc.begin.col <= r.loc.begin.col)
-      whole = SourceRange(l.loc.begin, r.loc.begin.col + r.loc.width - l.loc.begin.col);
-    return arithmetic(k, whole, l, &r);
+    SValue l = eval(*bin.lhs); // left before right: the IR's order
+    SValue r = eval(*bin.rhs);
+    return binary(bin, l, r);
   }
   case ast::ExprKind::Range: return range(static_cast<const ast::Range &>(e));
   case ast::ExprKind::Apply: return apply(static_cast<const ast::Apply &>(e));
@@ -293,6 +284,20 @@ SValue Lowering::evalInner(const ast::Expr &e) {
   case ast::ExprKind::Match: return matchExpr(static_cast<const ast::Match &>(e));
   }
   return SValue::error();
+}
+
+SValue Lowering::binary(const ast::Binary &bin, const SValue &l, const SValue &r) {
+  if (l.isError() || r.isError())
+    return SValue::error();
+  std::string what = std::string("operand of '") + bin.op + "'";
+  if (!requireNumber(l, what) || !requireNumber(r, what))
+    return SValue::error();
+  OpKind k = bin.op == '+' ? OpKind::Add : bin.op == '-' ? OpKind::Sub : bin.op == '*' ? OpKind::Mul : OpKind::Div;
+  // The value stands for the whole expression `l op r` in later messages.
+  SourceRange whole = bin.loc;
+  if (l.loc.begin.line == r.loc.begin.line && l.loc.begin.col <= r.loc.begin.col)
+    whole = SourceRange(l.loc.begin, r.loc.begin.col + r.loc.width - l.loc.begin.col);
+  return arithmetic(k, whole, l, &r);
 }
 
 SValue Lowering::name(const ast::Name &n) {

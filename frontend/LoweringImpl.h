@@ -119,6 +119,12 @@ private:
   // ---- expressions ----
   SValue eval(const ast::Expr &e);
   SValue evalInner(const ast::Expr &e);
+  /// `l op r` of evaluated operands: deterministic arithmetic.
+  SValue binary(const ast::Binary &bin, const SValue &l, const SValue &r);
+  /// Poisson(rate * exposure): the arguments (rate, exposure) when `e` is a
+  /// product of a random rate and a known number (a constant or Data);
+  /// otherwise the product evaluated as arithmetic (one argument).
+  std::vector<SValue> rateTimesExposure(const ast::Expr &e);
   SValue name(const ast::Name &n);
   static std::string signature(const FamilySpec &spec);
   bool requireNumber(const SValue &v, const std::string &what);

@@ -38,8 +38,12 @@ constexpr ParamSpec kGammaParams[] = {
     {"shape", ConstantDomain::Positive, {}},
     {"rate", ConstantDomain::Positive, kGammaParent},
 };
+// Poisson(rate * exposure): the exposure (a time, an area, a population) is
+// a known positive number per element, 1 when left out; written
+// Poisson(rate * t(i)) or Poisson(rate, t(i)).
 constexpr ParamSpec kPoissonParams[] = {
     {"rate", ConstantDomain::Positive, kGammaParent},
+    {"exposure", ConstantDomain::Positive, {}},
 };
 constexpr ParamSpec kGaussianParams[] = {
     {"mean", ConstantDomain::Real, kGaussianParent},
@@ -94,6 +98,12 @@ std::string_view depKindName(DepKind k) {
 }
 
 const FamilySpec &familySpec(Family f) { return kFamilies[static_cast<unsigned>(f)]; }
+
+std::optional<double> defaultArgument(Family f, size_t param) {
+  if (f == Family::Poisson && param == 1)
+    return 1.0; // no exposure
+  return std::nullopt;
+}
 
 std::span<const FamilySpec> allFamilies() { return kFamilies; }
 

@@ -81,6 +81,10 @@ struct FamilySpec {
 };
 
 const FamilySpec &familySpec(Family f);
+/// The value of a trailing parameter that may be left out (a Poisson's
+/// exposure: 1), if it has one. The IR prints such an argument only when it
+/// differs, and the frontend and the IR parser fill it in.
+std::optional<double> defaultArgument(Family f, size_t param);
 std::optional<Family> familyFromSpelling(std::string_view spelling);
 std::optional<Family> familyFromIRName(std::string_view irName);
 std::span<const FamilySpec> allFamilies();

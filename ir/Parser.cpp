@@ -605,6 +605,11 @@ private:
       op->operandLocs.push_back(where);
     }
     consume();
+    while (op->isRandom() && op->operands.size() < familySpec(op->family).params.size() &&
+           defaultArgument(op->family, op->operands.size())) {
+      op->operands.push_back(Operand::ofFloat(*defaultArgument(op->family, op->operands.size())));
+      op->operandLocs.push_back(op->loc);
+    }
     if (is("observed")) {
       if (!op->isRandom() && op->kind != OpKind::GateExit)
         return fail("only random variables can be observed");

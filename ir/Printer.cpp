@@ -261,9 +261,14 @@ private:
     default:
       break;
     }
-    // Call-style ops: deterministic arithmetic and random variables.
+    // Call-style ops: deterministic arithmetic and random variables. A
+    // trailing argument equal to its default is left out (Poisson's exposure).
+    size_t shown = op.operands.size();
+    while (op.isRandom() && shown > 0 && op.operands[shown - 1].isLiteral() &&
+           defaultArgument(op.family, shown - 1) == op.operands[shown - 1].literal())
+      --shown;
     os << op.name() << '(';
-    for (size_t i = 0; i < op.operands.size(); ++i) {
+    for (size_t i = 0; i < shown; ++i) {
       if (i)
         os << ", ";
       operand(op.operands[i]);

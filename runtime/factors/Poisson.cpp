@@ -80,33 +80,36 @@ PPC_ROW_KERNEL double ppc_poisson_kl_n(int64_t n, const double* eta_q, const dou
   });
 }
 
-void ppc_poisson_rate_avglog(double ex, double w, double* dst) {
-  dst[0] -= w;
+void ppc_poisson_rate_avglog(double ex, double exposure, double w, double* dst) {
+  dst[0] -= w * exposure;
   dst[1] += w * ex;
 }
 
 void ppc_poisson_rate_avglog_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
-                                   double* dst) {
+                                   double exposure, double* dst) {
   for (int64_t i = 0; i < n; ++i) {
     double* d = dst + 2 * row(pidx, i);
     const double wi = weight(w, i);
-    d[0] -= wi;
+    d[0] -= wi * exposure;
     d[1] += wi * x[i];
   }
 }
 
-void ppc_poisson_sample_avglog(const double* stats_rate, double w, double* dst) { dst[0] += w * stats_rate[1]; }
+void ppc_poisson_sample_avglog(const double* stats_rate, double exposure, double w, double* dst) {
+  dst[0] += w * (stats_rate[1] + std::log(exposure));
+}
 
-double ppc_poisson_avglogfactor(double ex, double elogfact_x, const double* stats_rate) {
-  return ex * stats_rate[1] - stats_rate[0] - elogfact_x;
+double ppc_poisson_avglogfactor(double ex, double elogfact_x, const double* stats_rate, double exposure) {
+  return ex * (stats_rate[1] + std::log(exposure)) - exposure * stats_rate[0] - elogfact_x;
 }
 
 double ppc_poisson_avglogfactor_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
-                                      const double* stats_rate) {
+                                      double exposure, const double* stats_rate) {
+  const double logExposure = exposure == 1.0 ? 0.0 : vm::log(exposure);
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     const double* s = stats_rate + 2 * row(pidx, i);
-    total += weight(w, i) * (x[i] * s[1] - s[0] - vm::lgamma_pos(x[i] + 1.0));
+    total += weight(w, i) * (x[i] * (s[1] + logExposure) - exposure * s[0] - vm::lgamma_pos(x[i] + 1.0));
   }
   return total;
 }
@@ -131,14 +134,16 @@ using namespace catalogue;
 
 namespace {
 
+// Arguments: 0 the count, 1 the rate, 2 the exposure (known).
 constexpr MessageOperator kMessages[] = {{"ppc_poisson_sample_avglog", "", kReadParam1},
-     {"ppc_poisson_rate_avglog", "ppc_poisson_rate_avglog_obs_n", kReadSample}};
+     {"ppc_poisson_rate_avglog", "ppc_poisson_rate_avglog_obs_n", kReadSample},
+     kNoMessage};
 
 constexpr KernelPattern kPatterns[] = {
-    {"ppc_poisson_sample_avglog", "S1 w d"},
-    {"ppc_poisson_rate_avglog", "V0 w d"},
-    {"ppc_poisson_rate_avglog_obs_n", "1 X0 0 W d"},
-    {"ppc_poisson_avglogfactor_obs_n", "1 X0 0 W S1"},
+    {"ppc_poisson_sample_avglog", "S1 V2 w d"},
+    {"ppc_poisson_rate_avglog", "V0 V2 w d"},
+    {"ppc_poisson_rate_avglog_obs_n", "1 X0 0 W V2 d"},
+    {"ppc_poisson_avglogfactor_obs_n", "1 X0 0 W V2 S1"},
     {"ppc_poisson_entropy_n", "1 N0"},
 };
 

@@ -497,6 +497,52 @@ TEST(Inference, BinomialOfOneTrialIsBernoulli) {
   EXPECT_NEAR(binomial->eta("p")[0], bernoulli->eta("p")[0], 1e-12);
 }
 
+// WinBUGS's pumps with fixed hyperparameters: x_i ~ Poisson(rate_i t_i),
+// rate_i ~ Gamma(a, b), exposure t_i from the data. q(rate_i) = Gamma(a +
+// x_i, b + t_i) exactly, and the ELBO is the log evidence, the sum over
+// pumps of a log b - lgamma(a) + lgamma(a + x) - (a + x) log(b + t) + x log t
+// - lgamma(x + 1).
+TEST(Inference, PumpsWithExposuresAreExact) {
+  const std::vector<double> x = {5, 1, 5, 14, 3, 19, 1, 1, 4, 22};
+  const std::vector<double> t = {94.3, 15.7, 62.9, 126, 5.24, 31.4, 1.05, 1.05, 2.1, 10.5};
+  const double a = 1.5, b = 0.5;
+  std::string csv = "t,x\n";
+  for (size_t i = 0; i < x.size(); ++i)
+    csv += std::to_string(t[i]) + "," + std::to_string(x[i]) + "\n";
+  auto f = fit("@Model class Pumps(a: Double = 1.5, b: Double = 0.5) {\n"
+               "  val n = ?\n"
+               "  val t = n.map(_ => Data)\n"
+               "  val rate = n.map(_ => Gamma(a, b))\n"
+               "  val x = n.map(i => Poisson(rate(i) * t(i)))\n"
+               "}\n",
+               {tempFile("pumps.csv", csv)}, tight());
+  ASSERT_TRUE(f->ok) << f->error;
+  double logEvidence = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_NEAR(f->eta("rate", int64_t(i))[1] + 1, a + x[i], 1e-12) << i;
+    EXPECT_NEAR(-f->eta("rate", int64_t(i))[0], b + t[i], 1e-12) << i;
+    logEvidence += a * std::log(b) - std::lgamma(a) + std::lgamma(a + x[i]) - (a + x[i]) * std::log(b + t[i]) +
+                   x[i] * std::log(t[i]) - std::lgamma(x[i] + 1);
+  }
+  EXPECT_NEAR(f->elbo(), logEvidence, 1e-10);
+}
+
+// One shared rate, the exposure on the left or given as a second argument:
+// q(rate) = Gamma(a + sum x, b + sum t) in every spelling.
+TEST(Inference, SharedRateWithExposuresInEverySpelling) {
+  const std::string csv = tempFile("exposures.csv", "t,x\n2.0,3\n0.5,0\n4.0,9\n");
+  for (const char *call : {"Poisson(rate * t(i))", "Poisson(t(i) * rate)", "Poisson(rate, t(i))"}) {
+    SCOPED_TRACE(call);
+    auto f = fit(std::string("@Model class M() {\n  val rate = Gamma(2.0, 1.0)\n  val n = ?\n"
+                             "  val t = n.map(_ => Data)\n  val x = n.map(i => ") +
+                     call + ")\n}\n",
+                 {csv}, tight());
+    ASSERT_TRUE(f->ok) << f->error;
+    EXPECT_NEAR(f->eta("rate")[1] + 1, 2.0 + 12, 1e-12);
+    EXPECT_NEAR(-f->eta("rate")[0], 1.0 + 6.5, 1e-12);
+  }
+}
+
 // A mixture whose rows have known precisions: with every precision equal to
 // c it runs exactly as the model with the constant c (the same seed, the same
 // trace); with different ones the trace differs and never decreases.

@@ -314,11 +314,11 @@ TEST(BatchKernels, ObservedPlatesEqualScalarLoops) {
   // Poisson
   {
     std::vector<double> a(6, 0.0), b(6, 0.0);
-    ppc_poisson_rate_avglog_obs_n(n, xcount.data(), pidx.data(), w.data(), a.data());
-    double va = ppc_poisson_avglogfactor_obs_n(n, xcount.data(), pidx.data(), w.data(), statsGamma.data()), vb = 0.0;
+    ppc_poisson_rate_avglog_obs_n(n, xcount.data(), pidx.data(), w.data(), 1.0, a.data());
+    double va = ppc_poisson_avglogfactor_obs_n(n, xcount.data(), pidx.data(), w.data(), 1.0, statsGamma.data()), vb = 0.0;
     for (int64_t i = 0; i < n; ++i) {
-      ppc_poisson_rate_avglog(xcount[i], w[i], b.data() + 2 * pidx[i]);
-      vb += w[i] * ppc_poisson_avglogfactor(xcount[i], std::lgamma(xcount[i] + 1.0), statsGamma.data() + 2 * pidx[i]);
+      ppc_poisson_rate_avglog(xcount[i], 1.0, w[i], b.data() + 2 * pidx[i]);
+      vb += w[i] * ppc_poisson_avglogfactor(xcount[i], std::lgamma(xcount[i] + 1.0), statsGamma.data() + 2 * pidx[i], 1.0);
     }
     EXPECT_EQ(a, b);
     EXPECT_NEAR(va, vb, 1e-12 * std::abs(vb));

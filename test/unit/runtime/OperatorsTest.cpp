@@ -285,12 +285,12 @@ TEST(PoissonFactor, MessageToRateLatentAndObservedCount) {
   }
   const VectorXd c = exactFit(X, y), cObs = exactFit(X, yObs);
   double dst[2] = {0.0, 0.0};
-  ppc_poisson_rate_avglog(qx.mean(), 1.0, dst);
+  ppc_poisson_rate_avglog(qx.mean(), 1.0, 1.0, dst);
   EXPECT_NEAR(dst[0], c[0], 1e-11);
   EXPECT_NEAR(dst[1], c[1], 1e-11);
   const double x7 = 7.0;
   double d2[2] = {0.0, 0.0};
-  ppc_poisson_rate_avglog_obs_n(1, &x7, nullptr, nullptr, d2);
+  ppc_poisson_rate_avglog_obs_n(1, &x7, nullptr, nullptr, 1.0, d2);
   EXPECT_NEAR(d2[0], cObs[0], 1e-11);
   EXPECT_NEAR(d2[1], cObs[1], 1e-11);
 }
@@ -300,7 +300,7 @@ TEST(PoissonFactor, MessageToLatentCountAndAvgLogFactor) {
   const VectorXd sl = Gamma(2.0, 0.5).expectedStats();
   // log q*(x) - log q*(0) = E log f(x) - E log f(0) must equal eta * x - log x! (Poisson family)
   double eta = 0.0;
-  ppc_poisson_sample_avglog(sl.data(), 1.0, &eta);
+  ppc_poisson_sample_avglog(sl.data(), 1.0, 1.0, &eta);
   const double f0 = rl.expect([](double l) { return Poisson(l).logDensity(0); });
   for (int x = 1; x <= 12; ++x) {
     const double fx = rl.expect([&](double l) { return Poisson(l).logDensity(x); });
@@ -311,12 +311,12 @@ TEST(PoissonFactor, MessageToLatentCountAndAvgLogFactor) {
   double want = 0.0;
   for (int k = 0; k < 100; ++k)
     want += std::exp(qx.logDensity(k)) * rl.expect([&](double l) { return Poisson(l).logDensity(k); });
-  EXPECT_NEAR(ppc_poisson_avglogfactor(3.2, qx.elogFactorial(), sl.data()), want, kTol * std::abs(want));
+  EXPECT_NEAR(ppc_poisson_avglogfactor(3.2, qx.elogFactorial(), sl.data(), 1.0), want, kTol * std::abs(want));
   // observed batch version
   const double xs[3] = {0.0, 4.0, 11.0};
   double wantObs = 0.0;
   for (double x : xs) wantObs += rl.expect([&](double l) { return Poisson(l).logDensity(static_cast<int64_t>(x)); });
-  EXPECT_NEAR(ppc_poisson_avglogfactor_obs_n(3, xs, nullptr, nullptr, sl.data()), wantObs, kTol * std::abs(wantObs));
+  EXPECT_NEAR(ppc_poisson_avglogfactor_obs_n(3, xs, nullptr, nullptr, 1.0, sl.data()), wantObs, kTol * std::abs(wantObs));
 }
 
 // ------------------------------------------------------------------ Gaussian

@@ -65,13 +65,13 @@ TEST(Published, GammaPoissonConjugateUpdateAndEvidence) {
   double pb[2];
   ppc_gamma_pointmass_stats(b, pb);
   ppc_gamma_sample_avglog(a, pb, 1.0, eta);
-  ppc_poisson_rate_avglog_obs_n(5, xs.data(), nullptr, nullptr, eta);
+  ppc_poisson_rate_avglog_obs_n(5, xs.data(), nullptr, nullptr, 1.0, eta);
   const Gamma post = Gamma::fromNatural(vec({eta[0], eta[1]}));
   EXPECT_DOUBLE_EQ(post.shape(), a + 16);
   EXPECT_DOUBLE_EQ(post.rate(), b + 5);
   double st[2];
   ppc_gamma_stats_n(1, eta, st);
-  const double elbo = ppc_poisson_avglogfactor_obs_n(5, xs.data(), nullptr, nullptr, st) +
+  const double elbo = ppc_poisson_avglogfactor_obs_n(5, xs.data(), nullptr, nullptr, 1.0, st) +
                       ppc_gamma_avglogfactor(a, st, pb) + ppc_gamma_entropy_n(1, eta);
   double logFact = 0.0;
   for (double x : xs) logFact += std::lgamma(x + 1.0);
