@@ -786,6 +786,7 @@ std::vector<Example> examples() {
       {"poisson_gamma.ppl", {examplePath("data/digits_counts.csv")}, {{"x", "p*"}}, {}, std::nullopt},
       {"two_coins.ppl", {tempFile("coins.csv", coins)}, {}, {}, std::nullopt},
       {"noise_models.ppl", {tempFile("noise.csv", noise)}, {}, {}, std::nullopt},
+      {"pumps.ppl", {examplePath("data/pumps.csv")}, {}, {}, std::nullopt},
   };
 }
 
