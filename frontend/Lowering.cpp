@@ -349,10 +349,18 @@ bool Lowering::requireNumber(const SValue &v, const std::string &what) {
       diags_.error(v.loc, what + " must be a number; got " + describe(v));
     return false;
   case SValue::Kind::RV:
-  case SValue::Kind::Dist:
-    diags_.error(v.loc, what + " must be a deterministic number; got " + describe(v) +
-                            (what.rfind("operand", 0) == 0 ? " (arithmetic on random variables is not supported)" : ""));
+  case SValue::Kind::Dist: {
+    // What arithmetic on random variables and data ppc does accept so far.
+    std::string why;
+    if (what.rfind("operand", 0) == 0)
+      why = v.kind == SValue::Kind::RV && ir::isKnownInput(v.base)
+                ? " (arithmetic on Data is supported as a Poisson's exposure, Poisson(rate * t(i)), and not yet "
+                  "elsewhere)"
+                : " (arithmetic on random variables is supported as a Poisson's rate times a known exposure, "
+                  "Poisson(rate * t(i)), and not yet elsewhere)";
+    diags_.error(v.loc, what + " must be a deterministic number; got " + describe(v) + why);
     return false;
+  }
   case SValue::Kind::Error: return false;
   }
   return false;
