@@ -767,25 +767,35 @@ private:
 
   /// A known input's values are the constants of the parameters it is
   /// given as: each use's domain (a Gaussian's precision: positive).
-  std::string checkKnownInput(const Value *v, double x) const {
+  std::string checkKnownInput(const Value *v, double x) {
     if (std::fabs(x) > kMaxMagnitude)
       return tooLarge(x, v);
-    std::string problem;
-    ir::walk(m_.body, [&](const Op &op) {
-      if (!op.isRandom() || !problem.empty())
-        return;
-      const FamilySpec &spec = familySpec(op.family);
-      for (size_t i = 0; i < op.operands.size() && i < spec.params.size(); ++i)
-        if (op.operands[i].isValue() && op.operands[i].value == v &&
-            !constantInDomain(spec.params[i].constant, x))
-          problem = fmt(x) + " cannot be " + std::string(spec.spelling) + "'s " + std::string(spec.params[i].name) +
-                    ", which the Data input '" + v->name + "' is given as: it must be " +
-                    constantDomainText(spec.params[i].constant);
-    });
-    return problem;
+    for (const auto &[spec, param] : usesOf(v))
+      if (!constantInDomain(param->constant, x))
+        return fmt(x) + " cannot be " + std::string(spec->spelling) + "'s " + std::string(param->name) +
+               ", which the Data input '" + v->name + "' is given as: it must be " +
+               constantDomainText(param->constant);
+    return "";
   }
 
-  std::string checkSupport(const Value *v, double x) const {
+  /// The parameters a known input is given as, found once per input (its
+  /// values are checked row by row).
+  using KnownInputUse = std::pair<const FamilySpec *, const ParamSpec *>;
+  const std::vector<KnownInputUse> &usesOf(const Value *v) {
+    auto [it, fresh] = knownInputUses_.try_emplace(v);
+    if (fresh)
+      ir::walk(m_.body, [&](const Op &op) {
+        if (!op.isRandom())
+          return;
+        const FamilySpec &spec = familySpec(op.family);
+        for (size_t i = 0; i < op.operands.size() && i < spec.params.size(); ++i)
+          if (op.operands[i].isValue() && op.operands[i].value == v)
+            it->second.emplace_back(&spec, &spec.params[i]);
+      });
+    return it->second;
+  }
+
+  std::string checkSupport(const Value *v, double x) {
     if (ir::isKnownInput(v))
       return checkKnownInput(v, x);
     const ir::Type &t = v->type;
@@ -836,6 +846,7 @@ private:
   std::vector<std::string> &errors_;
   std::map<size_t, std::vector<const Value *>> byFile_;
   std::set<std::string> observedNames_;
+  std::map<const Value *, std::vector<KnownInputUse>> knownInputUses_;
   BoundData out_;
 };
 
