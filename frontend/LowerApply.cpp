@@ -327,7 +327,8 @@ std::vector<Operand> Lowering::freePlatesOf(const SValue &v) {
 }
 
 bool Lowering::checkArgument(const FamilySpec &spec, const ParamSpec &p, const SValue &arg) {
-  std::string what = std::string(spec.spelling) + " " + std::string(p.name);
+  std::string what = spec.deterministic ? "the " + std::string(p.name) + " of the " + displayName(spec.family)
+                                        : std::string(spec.spelling) + " " + std::string(p.name);
   std::string accepted = describeAccepted(p);
   switch (arg.kind) {
   case SValue::Kind::Error: return false;

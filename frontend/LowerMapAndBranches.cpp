@@ -10,8 +10,11 @@ namespace ppc::lowering {
 // ---- map ----
 
 SValue Lowering::map(const ast::Map &m) {
+  if (m.method == "dot")
+    return dotProduct(m);
   if (m.method != "map")
-    return fail(m.methodLoc, "unknown method '" + m.method + "'; plates and plates of random variables have only 'map'");
+    return fail(m.methodLoc, "unknown method '" + m.method +
+                                 "'; plates and plates of random variables have 'map', vectors 'dot'");
   SValue recv = eval(*m.receiver);
   if (recv.isError())
     return recv;

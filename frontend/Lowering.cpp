@@ -262,6 +262,8 @@ SValue Lowering::evalInner(const ast::Expr &e) {
     SValue x = eval(*u.operand);
     if (x.isError())
       return x;
+    if (isRandomOperand(x))
+      return u.op == '+' ? x : negate(e.loc, std::move(x));
     if (!requireNumber(x, "operand of unary '" + std::string(1, u.op) + "'"))
       return SValue::error();
     if (u.op == '+')
@@ -290,13 +292,15 @@ SValue Lowering::binary(const ast::Binary &bin, const SValue &l, const SValue &r
   if (l.isError() || r.isError())
     return SValue::error();
   std::string what = std::string("operand of '") + bin.op + "'";
+  SourceRange whole = bin.loc;
+  if (l.loc.begin.line == r.loc.begin.line && l.loc.begin.col <= r.loc.begin.col)
+    whole = SourceRange(l.loc.begin, r.loc.begin.col + r.loc.width - l.loc.begin.col);
+  if ((isRandomOperand(l) || isRandomOperand(r)) && (l.kind != SValue::Kind::Plate && r.kind != SValue::Kind::Plate))
+    return randomArithmetic(bin.op, whole, l, r);
   if (!requireNumber(l, what) || !requireNumber(r, what))
     return SValue::error();
   OpKind k = bin.op == '+' ? OpKind::Add : bin.op == '-' ? OpKind::Sub : bin.op == '*' ? OpKind::Mul : OpKind::Div;
   // The value stands for the whole expression `l op r` in later messages.
-  SourceRange whole = bin.loc;
-  if (l.loc.begin.line == r.loc.begin.line && l.loc.begin.col <= r.loc.begin.col)
-    whole = SourceRange(l.loc.begin, r.loc.begin.col + r.loc.width - l.loc.begin.col);
   return arithmetic(k, whole, l, &r);
 }
 
@@ -530,7 +534,8 @@ void Lowering::markObserved() {
     if (!def)
       return;
     if (def->kind == OpKind::Random) {
-      def->observed = true;
+      if (!isDeterministicFamily(def->family)) // computed, never observed: its posterior is a prediction
+        def->observed = true;
       return;
     }
     if (def->kind == OpKind::If || def->kind == OpKind::Match) {

@@ -8,6 +8,7 @@
 //   LowerApply.cpp        application: indexing, distributions, known inputs
 //                         (Data), lifting over plates
 //   LowerMapAndBranches.cpp  map, if and match
+//   LowerArithmetic.cpp   arithmetic on random variables (deterministic factors)
 // Only these files include this header; the interface is Lowering.h.
 //
 //===----------------------------------------------------------------------===//
@@ -81,7 +82,7 @@ struct Symbol {
   SourceRange defLoc;
 };
 
-inline std::string familyName(Family f) { return std::string(familySpec(f).spelling); }
+inline std::string familyName(Family f) { return displayName(f); }
 
 class Lowering {
 public:
@@ -169,6 +170,16 @@ private:
   /// Turns a (possibly lifted) distribution into a random variable, wrapping
   /// it in loops over its free plates.
   SValue materialize(const SValue &d);
+
+  // ---- LowerArithmetic.cpp: arithmetic on random variables ----
+  static bool isRandomOperand(const SValue &v);
+  /// `l op r` (op one of + - * /) with a random or Data operand: a
+  /// deterministic factor.
+  SValue randomArithmetic(char op, SourceRange loc, SValue l, SValue r);
+  SValue negate(SourceRange loc, SValue x);
+  /// `a.dot(b)`.
+  SValue dotProduct(const ast::Map &m);
+  SValue arithmeticFactor(Family fam, SourceRange loc, std::vector<SValue> args);
 
   // ---- map ----
   SValue map(const ast::Map &m);

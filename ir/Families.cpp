@@ -17,6 +17,10 @@ constexpr Family kProbParents[] = {Family::Dirichlet, Family::Beta};
 constexpr Family kBetaParent[] = {Family::Beta};
 constexpr Family kGammaParent[] = {Family::Gamma};
 constexpr Family kGaussianParent[] = {Family::Gaussian};
+// A real number a Gaussian's mean accepts: a Gaussian, or arithmetic on
+// Gaussians, constants and data (the deterministic factors below).
+constexpr Family kRealParents[] = {Family::Gaussian, Family::Sum, Family::Difference, Family::Product,
+                                   Family::InnerProduct};
 constexpr Family kMvGaussianParent[] = {Family::MvGaussian};
 constexpr Family kWishartParent[] = {Family::Wishart};
 
@@ -46,7 +50,7 @@ constexpr ParamSpec kPoissonParams[] = {
     {"exposure", ConstantDomain::Positive, {}},
 };
 constexpr ParamSpec kGaussianParams[] = {
-    {"mean", ConstantDomain::Real, kGaussianParent},
+    {"mean", ConstantDomain::Real, kRealParents},
     {"precision", ConstantDomain::Positive, kGammaParent},
 };
 
@@ -72,6 +76,19 @@ constexpr ParamSpec kBinomialParams[] = {
     {"probability", ConstantDomain::Probability, kBetaParent},
 };
 
+// Deterministic factors. Each argument is a Gaussian (or another
+// arithmetic result), a constant or a known input; an inner product's are
+// MvGaussians or known vectors (Data(D)). Mean-field: the arguments are
+// independent under q, so a variable may not reach one factor twice.
+constexpr ParamSpec kArithmeticParams[] = {
+    {"left operand", ConstantDomain::Real, kRealParents},
+    {"right operand", ConstantDomain::Real, kRealParents},
+};
+constexpr ParamSpec kInnerProductParams[] = {
+    {"left vector", ConstantDomain::EveryComponent, kMvGaussianParent},
+    {"right vector", ConstantDomain::EveryComponent, kMvGaussianParent},
+};
+
 constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Dirichlet, "Dirichlet", "dirichlet", Support::Simplex, kDirichletParams, 2},
     {Family::Beta, "Beta", "beta", Support::Unit, kBetaParams, 1},
@@ -83,6 +100,10 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::MvGaussian, "MvGaussian", "mvgaussian", Support::Vector, kMvGaussianParams, 2},
     {Family::Wishart, "Wishart", "wishart", Support::PDMatrix, kWishartParams, 3},
     {Family::Binomial, "Binomial", "binomial", Support::Count, kBinomialParams, 2},
+    {Family::Sum, "", "sum", Support::Real, kArithmeticParams, 2, true},
+    {Family::Difference, "", "difference", Support::Real, kArithmeticParams, 2, true},
+    {Family::Product, "", "product", Support::Real, kArithmeticParams, 2, true},
+    {Family::InnerProduct, "", "dot", Support::Real, kInnerProductParams, 2, true},
 };
 
 } // namespace
@@ -98,6 +119,18 @@ std::string_view depKindName(DepKind k) {
 }
 
 const FamilySpec &familySpec(Family f) { return kFamilies[static_cast<unsigned>(f)]; }
+
+std::string displayName(Family f) {
+  switch (f) {
+  case Family::Sum: return "sum (+)";
+  case Family::Difference: return "difference (-)";
+  case Family::Product: return "product (*)";
+  case Family::InnerProduct: return "inner product (.dot)";
+  default: return std::string(familySpec(f).spelling);
+  }
+}
+
+Family conjugateFamily(Family f) { return isDeterministicFamily(f) ? Family::Gaussian : f; }
 
 std::optional<double> defaultArgument(Family f, size_t param) {
   if (f == Family::Poisson && param == 1)
@@ -184,13 +217,23 @@ std::string describeAccepted(const ParamSpec &p) {
   if (!p.parents.empty()) {
     if (!out.empty())
       out += " or ";
+    std::vector<std::string_view> names;
+    bool arithmetic = false;
+    for (Family f : p.parents) {
+      if (isDeterministicFamily(f))
+        arithmetic = true;
+      else
+        names.push_back(familySpec(f).spelling);
+    }
     out += "a ";
-    for (size_t i = 0; i < p.parents.size(); ++i) {
+    for (size_t i = 0; i < names.size(); ++i) {
       if (i)
-        out += i + 1 == p.parents.size() ? " or " : ", ";
-      out += familySpec(p.parents[i]).spelling;
+        out += i + 1 == names.size() ? " or " : ", ";
+      out += names[i];
     }
     out += " random variable";
+    if (arithmetic)
+      out += " (or +, -, * and .dot of Gaussians, constants and Data)";
   }
   return out;
 }

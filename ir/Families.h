@@ -36,8 +36,14 @@ enum class Family : uint8_t {
   MvGaussian,
   Wishart,
   Binomial,
+  // Deterministic factors (arithmetic on random variables): the variable they
+  // define is a function of their arguments, with no density of its own.
+  Sum,        ///< a + b of Gaussians, constants and data
+  Difference, ///< a - b
+  Product,    ///< a * b (a Gaussian times a Gaussian, a constant or data)
+  InnerProduct, ///< a.dot(b) of MvGaussians and known vectors
 };
-constexpr unsigned kNumFamilies = 10;
+constexpr unsigned kNumFamilies = 14;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {
@@ -78,9 +84,22 @@ struct FamilySpec {
   std::span<const ParamSpec> params;
   /// Optional trailing parameters may be omitted; Beta(c) means Beta(c, c).
   unsigned minArgs;
+  /// A deterministic factor: the variable is its arguments' function (no
+  /// density, no entropy; its posterior statistics are computed forward from
+  /// its arguments' and its natural parameters collect its children's
+  /// messages, which the factor passes back to its arguments).
+  bool deterministic = false;
 };
 
 const FamilySpec &familySpec(Family f);
+inline bool isDeterministicFamily(Family f);
+/// How diagnostics name a family: its spelling, or the operator of a
+/// deterministic factor ("the sum (+)").
+std::string displayName(Family f);
+/// The family whose messages a variable of family `f` exchanges with its
+/// children: a real-valued deterministic factor's value is Gaussian-like
+/// (its children read its mean and second moment).
+Family conjugateFamily(Family f);
 /// The value of a trailing parameter that may be left out (a Poisson's
 /// exposure: 1), if it has one. The IR prints such an argument only when it
 /// differs, and the frontend and the IR parser fill it in.
@@ -113,5 +132,7 @@ enum class DepKind : uint8_t {
   Fresh,    ///< must be up to date before the output is computed (shared work)
 };
 std::string_view depKindName(DepKind k);
+
+inline bool isDeterministicFamily(Family f) { return familySpec(f).deterministic; }
 
 } // namespace ppc

@@ -215,6 +215,11 @@ public:
   int64_t iterations = 1;
   double tolerance = 0;
   bool restart = false;
+  /// Marginal ops of a deterministic factor's value m (ir/Families.h), which
+  /// has two: `marginal` is its statistics, computed forward from the
+  /// factor's arguments; `marginal.back` (backward) sums the messages of m's
+  /// children, which the factor passes back to its arguments.
+  bool backward = false;
   /// Fuse ops: the elements can run in parallel.
   bool parallel = false;
   /// Msg ops: the gates the factor is in but its target is not: the message
@@ -300,6 +305,12 @@ bool isKnownInput(const Value *v);
 /// where a scalar constant is accepted (its values are checked against the
 /// parameter's domain when the data are bound).
 bool knownInputFits(const ParamSpec &p, const Type &t);
+
+/// Whether latent `v` starts from a random posterior to break the symmetry of
+/// a product of two random variables (a * b, a.dot(b) with both latent:
+/// from zero means every message through the product is zero). The left
+/// operand of each such product is drawn.
+bool breaksProductSymmetry(const Value *v);
 
 /// The family of the factor that defines random variable `v` (through the
 /// yields of `if`/`match`), if any.

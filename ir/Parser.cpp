@@ -543,10 +543,11 @@ private:
       addMessageResult(op, name(resultToks[0]), t);
       return true;
     }
-    if (opName == "marginal") {
+    if (opName == "marginal" || opName == "marginal.back") {
       if (!requireResults(1))
         return false;
       Op *op = builder_->create(OpKind::Marginal, loc);
+      op->backward = opName == "marginal.back";
       Operand var;
       if (!parseOperand(var))
         return false;

@@ -207,7 +207,7 @@ private:
       os << '\n';
       return;
     case OpKind::Marginal:
-      os << "marginal ";
+      os << (op.backward ? "marginal.back " : "marginal ");
       operand(op.operands[0]);
       os << " (";
       for (size_t i = 1; i < op.operands.size(); ++i) {

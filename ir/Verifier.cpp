@@ -568,6 +568,27 @@ bool knownInputFits(const ParamSpec &p, const Type &t) {
          (t.kind == TypeKind::Vector && p.constant == ConstantDomain::EveryComponent); // an MvGaussian's mean
 }
 
+bool breaksProductSymmetry(const Value *v) {
+  if (!v || !v->def || v->def->kind != OpKind::Random || v->def->observed || isDeterministicFamily(v->def->family))
+    return false;
+  auto latent = [](const Operand &o) {
+    return o.isValue() && o.value->def && o.value->def->kind == OpKind::Random && !o.value->def->observed;
+  };
+  // The uses of v: walk up to the module from its definition.
+  const Op *top = v->def;
+  while (top->parentOp())
+    top = top->parentOp();
+  const Region *body = top->parentRegion;
+  bool found = false;
+  walk(*body, [&](const Op &op) {
+    if (found || op.kind != OpKind::Random || (op.family != Family::Product && op.family != Family::InnerProduct) ||
+        op.operands.size() < 2)
+      return;
+    found = op.operands[0].isValue() && op.operands[0].value == v && latent(op.operands[1]);
+  });
+  return found;
+}
+
 std::optional<Family> familyOf(const Value *v) {
   for (int guard = 0; v && v->def && guard < 1000; ++guard) {
     const Op *d = v->def;

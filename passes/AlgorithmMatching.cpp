@@ -54,6 +54,16 @@ public:
       if (op.kind == ir::OpKind::GateExit && !op.observed) {
         // Used after the conditional, a merged latent variable needs an Exit
         // operator that ppc's VMP does not have yet.
+        auto merged = op.operands.size() > 1 && op.operands[1].isValue() ? ir::familyOf(op.operands[1].value)
+                                                                         : std::nullopt;
+        if (merged && isDeterministicFamily(*merged)) {
+          fail(op.loc, "arithmetic on a variable chosen by a switch (an index read from the data or a Categorical, "
+                       "as in a(g(i)) + b) is not supported by ppc's VMP yet: the " +
+                           displayName(*merged) +
+                           " would have to leave the switch's cases; accepted: arithmetic on variables indexed by "
+                           "plate indices (a(k) inside k's map) and on globals");
+          return;
+        }
         fail(op.loc, "variational message passing in ppc does not support a variable defined in every case of a "
                      "conditional and used after it (a latent gate.exit); observe it, or define its children "
                      "inside the cases");
@@ -62,6 +72,7 @@ public:
       if (!op.isRandom())
         return;
       const FamilySpec &spec = familySpec(op.family);
+      const std::string name = displayName(op.family);
       const FactorOperators &ops = factorOperators(op.family);
       if (!op.observed && !ops.toArgument[0].exists()) {
         fail(op.loc, "a " + std::string(spec.spelling) + " variable must be observed: the operator catalogue has no "
@@ -74,7 +85,7 @@ public:
         const ir::Operand &o = op.operands[i];
         if (o.isValue() && ir::isKnownInput(o.value)) {
           if (readsAsCompileTimeConstant(op.family, i + 1))
-            fail(op.operandLoc(i), "the operator catalogue reads " + std::string(spec.spelling) + "'s " +
+            fail(op.operandLoc(i), "the operator catalogue reads " + name + "'s " +
                                        std::string(spec.params[i].name) +
                                        " as one constant for every element, so it cannot be the Data input '" +
                                        o.value->name + "'; give a constant there");
@@ -87,10 +98,10 @@ public:
         bool conjugate = false;
         for (Family f : p.parents)
           conjugate = conjugate || (fam && *fam == f);
-        std::string what = std::string(spec.spelling) + " " + std::string(p.name);
+        std::string what = name + " " + std::string(p.name);
         if (!conjugate) {
           fail(op.operandLoc(i), what + " must be " + describeAccepted(p) + "; got " +
-                                     (fam ? std::string(familySpec(*fam).spelling) : ir::toString(o)) +
+                                     (fam ? displayName(*fam) : ir::toString(o)) +
                                      " (no VMP operator for this edge)");
           continue;
         }
@@ -98,7 +109,7 @@ public:
         bool latentParam = o.value->def && !o.value->def->observed;
         if (latentParam && !(op.observed ? !toParam.observedKernel.empty() || !toParam.kernel.empty()
                                          : !toParam.kernel.empty()))
-          fail(op.operandLoc(i), "the operator catalogue has no message from " + std::string(spec.spelling) +
+          fail(op.operandLoc(i), "the operator catalogue has no message from " + name +
                                      " to its " + std::string(p.name));
       }
     });

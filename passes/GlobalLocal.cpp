@@ -72,8 +72,11 @@ std::unique_ptr<GlobalLocalInfo> GlobalLocalAnalysis::run(ir::Module &m, Diagnos
   auto info = std::make_unique<GlobalLocalInfo>();
   std::map<const ir::Value *, unsigned> count;
   std::vector<const ir::Value *> order;
+  // A deterministic factor's value is neither: it is a function of its
+  // arguments, recomputed wherever they change (the scheduler's triggers).
+  auto variable = [](const ir::Op &op) { return op.isRandom() && !op.observed && !isDeterministicFamily(op.family); };
   ir::walk(m.body, [&](ir::Op &op) {
-    if (!op.isRandom() || op.observed)
+    if (!variable(op))
       return;
     const ir::Value *v = op.result();
     if (!v->dims.empty() && isDataPlate(v->dims[0]) && v->dims[0]->dims.empty()) {
@@ -86,7 +89,7 @@ std::unique_ptr<GlobalLocalInfo> GlobalLocalAnalysis::run(ir::Module &m, Diagnos
     if (!info->plate || count[p] > count[info->plate])
       info->plate = p;
   ir::walk(m.body, [&](ir::Op &op) {
-    if (!op.isRandom() || op.observed)
+    if (!variable(op))
       return;
     const ir::Value *v = op.result();
     bool overData = false;

@@ -36,6 +36,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace ppc::passes {
@@ -110,7 +111,13 @@ private:
     Op *marginal;  ///< its statement
     IndexMap map;  ///< the variable's loop indices -> the marginal's loop indices
     std::vector<Value *> messages;
+    /// A deterministic factor's value: its `marginal.back` (the sum of its
+    /// children's messages), and those messages.
+    Value *back = nullptr;
+    Op *backMarginal = nullptr;
+    std::vector<Value *> backMessages;
   };
+
 
   void unsupported(const Op &op, const std::string &what) {
     diags_.error(op.loc, "variational message passing in ppc does not support " + what);
@@ -146,6 +153,14 @@ private:
     marginal->deps.push_back(DepKind::Plain);
     info->q = b_.addResult(marginal, v->name + ".q", v->type);
     info->marginal = marginal;
+    if (isDeterministic(v)) {
+      Op *back = b_.createIn(r, OpKind::Marginal, v->def->loc);
+      back->backward = true;
+      back->operands.push_back(Operand::ofValue(v, idx));
+      back->deps.push_back(DepKind::Plain);
+      info->back = b_.addResult(back, v->name + ".back", v->type);
+      info->backMarginal = back;
+    }
     Posterior *raw = info.get();
     posteriors_[v] = std::move(info);
     return raw;
@@ -153,10 +168,17 @@ private:
 
   // A marginal sums its messages; each message's `to` clause says which
   // element of the posterior it adds to, so the inputs are whole arrays.
+  // A deterministic value's marginals read their messages Fresh: they are
+  // recomputed when read, not whenever a message changes.
   void finishMarginal(Posterior &p) {
+    DepKind kind = p.back ? DepKind::Fresh : DepKind::Trigger;
     for (Value *msg : p.messages) {
       p.marginal->operands.push_back(Operand::ofValue(msg));
-      p.marginal->deps.push_back(DepKind::Trigger);
+      p.marginal->deps.push_back(kind);
+    }
+    for (Value *msg : p.backMessages) {
+      p.backMarginal->operands.push_back(Operand::ofValue(msg));
+      p.backMarginal->deps.push_back(kind);
     }
   }
 
@@ -166,7 +188,20 @@ private:
     Value *var = nullptr;       ///< latent variable (null if observed or constant)
     Operand operand;            ///< as the message reads it
     std::vector<Op *> gates;    ///< the `when` blocks around the variable's definition
+    /// A deterministic value: its `marginal.back` element, where its
+    /// children's messages go and what its factor reads to pass them back.
+    std::optional<Operand> back;
   };
+
+  static bool isDeterministic(const Value *v) {
+    return v && v->def && v->def->isRandom() && isDeterministicFamily(v->def->family);
+  }
+  /// A read of a deterministic value must see it up to date: its statistics
+  /// and its children's messages are functions of other posteriors that no
+  /// trigger tracks (Fresh: recomputed on demand, seed 000).
+  static DepKind readKind(const Ref &r, DepKind catalogue) {
+    return isDeterministic(r.var) ? DepKind::Fresh : catalogue;
+  }
 
   Ref resolve(const Operand &o) {
     Ref r;
@@ -208,6 +243,8 @@ private:
       r.gates = enclosingWhens(*def);
       Posterior *p = posteriorOf(v);
       r.operand = Operand::ofValue(p->q, o.indices);
+      if (p->back)
+        r.back = Operand::ofValue(p->back, o.indices);
     }
     return r;
   }
@@ -247,6 +284,9 @@ private:
       // maps them to the kernel's parameters by position): constants and data
       // as they are, latent arguments as their posteriors, with the
       // catalogue's dependency kind where the kernel reads them.
+      // A deterministic factor passes back to an argument what its value's
+      // children sent (its `marginal.back`); its forward kernel (a == 0)
+      // writes the value's statistics.
       for (size_t i = 0; i < args.size(); ++i) {
         if (i == a)
           continue;
@@ -259,20 +299,23 @@ private:
           }
         if (args[i].var && !read)
           continue; // a latent argument the kernel does not read
-        msg->operands.push_back(substitute(args[i].operand, map));
-        msg->deps.push_back(args[i].var ? kind : DepKind::Plain);
+        bool readsBack = spec.deterministic && i == 0;
+        msg->operands.push_back(substitute(readsBack ? *args[i].back : args[i].operand, map));
+        msg->deps.push_back(args[i].var ? (readsBack ? DepKind::Fresh : readKind(args[i], kind)) : DepKind::Plain);
       }
-      msg->target = substitute(args[a].operand, map);
+      bool toBack = args[a].back && !(spec.deterministic && a == 0);
+      msg->target = substitute(toBack ? *args[a].back : args[a].operand, map);
       addGates(*msg, whens, args[a].gates, map);
       Posterior *p = posteriorOf(args[a].var);
       Value *res = b_.addResult(msg, args[a].var->name + (a == 0 ? std::string(".F") : ".B." + f.result()->name),
                                 args[a].var->type);
-      p->messages.push_back(res);
+      (toBack ? p->backMessages : p->messages).push_back(res);
     }
 
     // Evidence for the innermost condition: the factor's E[log f], and the
     // entropy of the latent variable it defines when that is local to the case.
-    if (!whens.empty())
+    // A deterministic factor has neither: its children's terms read its value.
+    if (!whens.empty() && !spec.deterministic)
       evidence(f, args, whens);
   }
 
@@ -359,7 +402,7 @@ private:
       // Every argument in order; the posteriors it reads must exist (Required).
       std::vector<std::pair<Operand, DepKind>> inputs;
       for (size_t i = 0; i < args.size(); ++i)
-        inputs.emplace_back(args[i].operand, args[i].var ? DepKind::Required : DepKind::Plain);
+        inputs.emplace_back(args[i].operand, args[i].var ? readKind(args[i], DepKind::Required) : DepKind::Plain);
       std::string kernel(f.observed && !ops.observedElboKernel.empty() ? ops.observedElboKernel : ops.elboKernel);
       emit(kernel, inputs, f.result()->name, map, r);
     }

@@ -57,30 +57,21 @@ bool Scheduler::run() {
   return true;
 }
 
-// Transitive Trigger targets and Fresh sources.
+// What each statement transitively triggers.
 void Scheduler::closures() {
   size_t n = g_.stmts.size();
   triggers_.assign(n, {});
-  freshSources_.assign(n, {});
-  // Statements reachable from s along edges of one kind: forward (what s
-  // triggers) or backward (the Fresh sources s needs).
-  auto closure = [&](unsigned s, DepKind kind, bool forward) {
+  for (unsigned s = 0; s < n; ++s) {
     std::vector<unsigned> work{s};
     std::set<unsigned> seen;
     while (!work.empty()) {
       unsigned v = work.back();
       work.pop_back();
-      for (unsigned e : forward ? g_.targets[v] : g_.sources[v]) {
-        unsigned next = forward ? g_.edges[e].to : g_.edges[e].from;
-        if (g_.edges[e].kind == kind && seen.insert(next).second)
-          work.push_back(next);
-      }
+      for (unsigned e : g_.targets[v])
+        if (g_.edges[e].kind == DepKind::Trigger && seen.insert(g_.edges[e].to).second)
+          work.push_back(g_.edges[e].to);
     }
-    return std::vector<unsigned>(seen.begin(), seen.end());
-  };
-  for (unsigned s = 0; s < n; ++s) {
-    triggers_[s] = closure(s, DepKind::Trigger, true);
-    freshSources_[s] = closure(s, DepKind::Fresh, false);
+    triggers_[s].assign(seen.begin(), seen.end());
   }
 }
 
@@ -101,10 +92,21 @@ long Scheduler::iterationScore(unsigned v) const {
   return score;
 }
 
+// Brings `u` up to date: its Fresh sources first, depth first, so that a
+// chain (a deterministic value read through another) is refreshed in
+// dependency order: refreshing one source can make a later one stale.
+void Scheduler::refresh(unsigned u) {
+  for (unsigned e : g_.sources[u])
+    if (g_.edges[e].kind == DepKind::Fresh)
+      refresh(g_.edges[e].from);
+  if (!fresh_[u])
+    scheduleIteration(u);
+}
+
 void Scheduler::scheduleIteration(unsigned v) {
-  for (unsigned u : freshSources_[v])
-    if (!fresh_[u])
-      scheduleIteration(u);
+  for (unsigned e : g_.sources[v])
+    if (g_.edges[e].kind == DepKind::Fresh)
+      refresh(g_.edges[e].from);
   // An initialization is used once every statement that reads it has run
   // (a mixture's random responsibilities must reach all the components'
   // parameters, not only the weights, before they are recomputed).
@@ -161,8 +163,47 @@ bool Scheduler::iteration() {
     }
     scheduleIteration(pick);
   }
+  dropRepeatedUpdates();
   return true;
 }
+
+// An update none of whose sources changed since the same statement's
+// previous update (in cyclic order: the iteration repeats) recomputes the
+// same value. The greedy order leaves such repeats when a statement is
+// refreshed for a Fresh reader (a deterministic chain, whose values are read
+// Fresh) after its first place in the order; once fused, each would cost a
+// pass over the data. Only graphs with Fresh edges are touched: elsewhere
+// the seed's order stands (its dead-code step removes what is unread).
+void Scheduler::dropRepeatedUpdates() {
+  bool fresh = false;
+  for (const DepEdge &e : g_.edges)
+    fresh = fresh || e.kind == DepKind::Fresh;
+  if (!fresh)
+    return;
+  for (bool changed = true; changed;) {
+    changed = false;
+    size_t len = iter_.size();
+    for (size_t p = 0; p < len && !changed; ++p) {
+      unsigned v = iter_[p];
+      for (size_t back = 1; back < len; ++back) {
+        unsigned u = iter_[(p + len - back) % len];
+        if (u == v) { // the previous update of v: nothing it reads was updated since
+          iter_.erase(iter_.begin() + long(p));
+          changed = true;
+          break;
+        }
+        bool source = false;
+        for (unsigned e : g_.sources[v])
+          source = source || g_.edges[e].from == u;
+        if (source)
+          break;
+      }
+    }
+  }
+}
+
+// Required and Fresh sources must have a value before their reader first runs.
+static bool readsBeforeUse(DepKind k) { return k == DepKind::Required || k == DepKind::Fresh; }
 
 void Scheduler::initialization() {
   size_t n = g_.stmts.size();
@@ -175,7 +216,7 @@ void Scheduler::initialization() {
       unsigned u = g_.edges[e].from;
       if (!updated[u]) {
         usedBeforeUpdate[u] = true;
-        if (g_.edges[e].kind == DepKind::Required && !g_.invariant[u])
+        if (readsBeforeUse(g_.edges[e].kind) && !g_.invariant[u])
           pending.insert(u);
       }
     }
@@ -236,7 +277,7 @@ void Scheduler::initialization() {
       long sc = 0;
       for (unsigned e : g_.sources[v]) {
         unsigned u = g_.edges[e].from;
-        if (g_.edges[e].kind == DepKind::Required && !executed[u]) {
+        if (readsBeforeUse(g_.edges[e].kind) && !executed[u]) {
           sc = kWorst;
           break;
         }
@@ -254,7 +295,7 @@ void Scheduler::initialization() {
       std::vector<unsigned> more;
       for (unsigned v : pending)
         for (unsigned e : g_.sources[v])
-          if (g_.edges[e].kind == DepKind::Required && !executed[g_.edges[e].from] &&
+          if (readsBeforeUse(g_.edges[e].kind) && !executed[g_.edges[e].from] &&
               !pending.count(g_.edges[e].from))
             more.push_back(g_.edges[e].from);
       for (unsigned u : more)
@@ -321,9 +362,12 @@ std::vector<bool> initializedStatements(const DependencyGraph &g, const PassCont
     automatic->assign(g.stmts.size(), false);
   std::set<const ir::Value *> conditions;
   if (ctx.randomInitConditions)
-    for (const ir::Op *s : g.stmts)
+    for (const ir::Op *s : g.stmts) {
       if (s->kind == ir::OpKind::Msg && s->evidence && s->target)
         conditions.insert(s->target->value);
+      if (s->kind == ir::OpKind::Marginal && !s->backward && ir::breaksProductSymmetry(s->operands[0].value))
+        conditions.insert(s->result()); // a product's random start (codegen/plan/LowerInit.cpp)
+    }
   for (unsigned s = 0; s < g.stmts.size(); ++s) {
     init[s] = conditions.count(g.values[s]) != 0;
     bool user = false;

@@ -62,11 +62,13 @@ private:
   void closures();
   long iterationScore(unsigned v) const;
   void scheduleIteration(unsigned v);
+  void refresh(unsigned u);
+  void dropRepeatedUpdates();
 
   const DependencyGraph &g_;
   std::vector<bool> userInitialized_, automatic_;
   DiagnosticEngine &diags_;
-  std::vector<std::vector<unsigned>> triggers_, freshSources_;
+  std::vector<std::vector<unsigned>> triggers_;
   std::vector<bool> valid_, fresh_, initUsed_;
   std::set<unsigned> waiting_;
   std::vector<std::set<unsigned>> unreadBy_; ///< statements that have not yet read each statement

@@ -65,6 +65,9 @@ struct FactorOperators {
 ///   N<i>  pointer: natural parameters of argument i
 ///   V<i>  double: argument i's value (constant, data) or first statistic (E x)
 ///   X<i>  pointer: argument i's data (double); I<i>: the same as int64
+///   M<i>  pointer: argument i's row: a posterior's statistics, a known
+///         vector's D values (no D x D point mass per row)
+///   m<i>  int64: 1 if M<i> is a posterior's statistics, 0 if known values
 ///   A<i>  pointer: D0 copies of constant argument i (a Dirichlet's alpha)
 ///   C<i>  double: constant argument i's value
 ///   0     null pointer (no parent index array: the parent row is the one given)

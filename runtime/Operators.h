@@ -87,6 +87,7 @@
 
 // One header per family (its kernels beside its catalogue entry) and per
 // group of kernels no family owns; runtime/Catalogue.cpp lists them all.
+#include "runtime/factors/Arithmetic.h"
 #include "runtime/factors/Bernoulli.h"
 #include "runtime/factors/Binomial.h"
 #include "runtime/factors/Beta.h"

@@ -145,6 +145,27 @@ std::optional<Stmt> PlanBuilder::marshal(std::string_view kernel, const KernelRo
                           " as argument " + std::to_string(argIndex) + " of " + std::string(kernel));
           return std::nullopt;
         }
+      } else if (c == 'M' || c == 'm') { // a vector's row: full statistics or known values
+        bool known = s->kind == Source::Data && ir::isKnownInput(s->data);
+        if (s->kind != Source::Latent && !known) {
+          fail(where, "the code generator cannot pass a constant vector as argument " + std::to_string(argIndex) +
+                          " of " + std::string(kernel));
+          return std::nullopt;
+        }
+        if (c == 'm') {
+          a.kind = Arg::Kind::Int;
+          a.expr = p_.intConst(known ? 0 : 1);
+        } else if (known) {
+          a.kind = Arg::Kind::Pointer;
+          a.buffer = dataBuffer(s->data, Data::Double);
+          a.expr = p_.mul(s->element, p_.intConst(s->dimension));
+        } else {
+          const Posterior &post = p_.posteriors[s->posterior];
+          a.kind = Arg::Kind::Pointer;
+          a.buffer = post.stats;
+          a.expr = p_.mul(s->element, p_.intConst(post.width));
+          noteRead(s->posterior, where);
+        }
       } else if (c == 'V') {
         a.kind = Arg::Kind::Double;
         if (s->kind == Source::Constant) {

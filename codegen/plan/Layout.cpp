@@ -152,7 +152,7 @@ void PlanBuilder::collectGated(const Region &r) {
 
 void PlanBuilder::collectPosteriors() {
   ir::walk(*m_.messages, [&](const Op &op) {
-    if (op.kind != OpKind::Marginal)
+    if (op.kind != OpKind::Marginal || op.backward)
       return;
     const Value *var = op.operands[0].value;
     const Value *q = op.result();
@@ -180,11 +180,24 @@ void PlanBuilder::collectPosteriors() {
     post.elements = elementCount(q->dims, op.loc, post.scratch);
     post.flatElements = post.scratch ? elementCount(q->dims, op.loc) : post.elements;
     post.partitioned = partitioned_ && !q->dims.empty() && q->dims.front() == partitioned_;
+    post.randomInit = randomInit_ && ir::breaksProductSymmetry(var);
     post.eta = addBuffer(q->name + ".eta", false, post.elements * post.width);
     post.stats = addBuffer(q->name + ".stats", false, post.elements * post.width);
     posteriorOfQ_[q] = int(p_.posteriors.size());
     posteriorOfVar_[var] = int(p_.posteriors.size());
     p_.posteriors.push_back(post);
+  });
+  // A deterministic value's `marginal.back` writes the natural parameters of
+  // the same posterior (its statistics are the forward marginal's).
+  ir::walk(*m_.messages, [&](const Op &op) {
+    if (op.kind != OpKind::Marginal || !op.backward)
+      return;
+    auto it = posteriorOfVar_.find(op.operands[0].value);
+    if (it == posteriorOfVar_.end()) {
+      fail(op.loc, "internal: a backward marginal without its forward marginal");
+      return;
+    }
+    posteriorOfQ_[op.result()] = it->second;
   });
   // Accumulators: one per message statement, shaped like its target.
   ir::walk(*m_.messages, [&](const Op &op) {

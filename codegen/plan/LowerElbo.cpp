@@ -155,6 +155,8 @@ void PlanBuilder::emitElbo(const Region &r, std::vector<Stmt> &out, Env &env, st
 }
 
 void PlanBuilder::emitFactorElbo(const Op &f, std::vector<Stmt> &out, Env &env, const std::vector<ExprId> &weights) {
+  if (isDeterministicFamily(f.family))
+    return; // no density and no entropy: its children's terms read its statistics
   if (auto v = posteriorOfVar_.find(f.result()); v != posteriorOfVar_.end() && collapsed_.count(v->second))
     return; // its entropy and E log p are in its log normalizer
   const FactorOperators &ops = factorOperators(f.family);

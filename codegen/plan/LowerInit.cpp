@@ -42,6 +42,11 @@ Stmt PlanBuilder::randomCall(int pi, ExprId element, ExprId row) {
     element = p_.add(element, p_.loadInt(p_.elementOffsets, p_.intConst(pi)));
   Arg elementArg = exprArg(Arg::Kind::Int, element);
   std::string note = "random init " + post.variable->name;
+  if (post.family == Family::Gaussian || post.family == Family::MvGaussian)
+    return kernelCall("ppc_random_gaussian",
+                      {intArg(post.dimension), intArg(post.family == Family::MvGaussian ? 1 : 0), seed, intArg(pi),
+                       elementArg, ptrArg(post.eta, at), ptrArg(post.stats, at)},
+                      note);
   if (post.family == Family::Bernoulli)
     return kernelCall("ppc_random_bernoulli",
                       {seed, intArg(pi), elementArg, ptrArg(post.eta, at), ptrArg(post.stats, at)}, note);

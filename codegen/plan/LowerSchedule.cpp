@@ -196,6 +196,10 @@ void PlanBuilder::emitMarginal(const Op &marg, const std::vector<Op *> &loops, E
     recomputedUnread_.insert(pi);
   std::vector<int32_t> accs;
   std::set<int32_t> transposedAccs;
+  // A deterministic factor's value: its statistics are the forward kernel's
+  // (computed from its arguments), its natural parameters (`marginal.back`)
+  // the sum of its children's messages, which the factor passes back.
+  const bool forward = isDeterministicFamily(post.family) && !marg.backward;
   for (size_t i = 1; i < marg.operands.size(); ++i) {
     accs.push_back(accOf_.at(marg.operands[i].value));
     if (transposed_.count(marg.operands[i].value->def))
@@ -236,6 +240,15 @@ void PlanBuilder::emitMarginal(const Op &marg, const std::vector<Op *> &loops, E
       body.push_back(std::move(c));
       return;
     }
+    if (forward) {
+      if (accs.size() != 1) {
+        fail(marg.loc, "internal: " + marg.result()->name + " has no forward statistics");
+        return;
+      }
+      body.push_back(kernelCall("ppc_copy", {intArg(post.width), ptrArg(accs[0], row), ptrArg(post.stats, row)},
+                                "statistics of " + marg.result()->name + " (forward)"));
+      return;
+    }
     Stmt z;
     z.kind = Stmt::Kind::Zero;
     z.buffer = post.eta;
@@ -257,6 +270,8 @@ void PlanBuilder::emitMarginal(const Op &marg, const std::vector<Op *> &loops, E
       }
       body.push_back(std::move(c));
     }
+    if (marg.backward)
+      return;
     Stmt s;
     s.kind = Stmt::Kind::Call;
     s.kernel = stats;

@@ -79,6 +79,28 @@ void ppc_random_bernoulli(int64_t seed, int64_t stream, int64_t element, double*
   eta[0] = vm::log(a) - vm::log(b);
 }
 
+void ppc_random_gaussian(int64_t k, int64_t matrix, int64_t seed, int64_t stream, int64_t element, double* eta,
+                         double* stats) {
+  // Means drawn from a Laplace(0, 1) (a difference of two Exp(1)), unit
+  // precision: a Gaussian's (mean, E x^2), or an MvGaussian's [mean, mean
+  // mean^T + I] in its [P mu, -P/2] natural parameters.
+  for (int64_t j = 0; j < k; ++j) {
+    const double m = exponentialDraw(seed, stream, element, 2 * j) - exponentialDraw(seed, stream, element, 2 * j + 1);
+    eta[j] = m;
+    stats[j] = m;
+  }
+  if (!matrix) {
+    eta[1] = -0.5;
+    stats[1] = stats[0] * stats[0] + 1.0;
+    return;
+  }
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < k; ++j) {
+      eta[k + i * k + j] = i == j ? -0.5 : 0.0;
+      stats[k + i * k + j] = stats[i] * stats[j] + (i == j ? 1.0 : 0.0);
+    }
+}
+
 double ppc_mean_abs_change(int64_t n, const double* current, double* previous) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -105,6 +127,7 @@ namespace {
 const RuntimeSymbol kSymbols[] = {
     PPC_ROW_SYMBOL(ppc_random_simplex),
     PPC_SYMBOL(ppc_random_bernoulli),
+    PPC_SYMBOL(ppc_random_gaussian),
     PPC_SYMBOL(ppc_mean_abs_change),
 };
 } // namespace

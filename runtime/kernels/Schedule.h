@@ -18,6 +18,11 @@ extern "C" {
 /// stats = q, eta = log q (unless eta is null).
 void ppc_random_simplex(int64_t k, int64_t seed, int64_t stream, int64_t element, double* eta, double* stats);
 /// The same for a Bernoulli posterior: stats = p, eta = logit p.
+/// A Gaussian (matrix = 0, k = 1) or MvGaussian (matrix = 1) posterior with
+/// random means and unit precision: the symmetry breaking of products of
+/// random variables (Bayesian PCA's W(d).dot(z(i))).
+void ppc_random_gaussian(int64_t k, int64_t matrix, int64_t seed, int64_t stream, int64_t element, double* eta,
+                         double* stats);
 void ppc_random_bernoulli(int64_t seed, int64_t stream, int64_t element, double* eta, double* stats);
 /// mean_i |current[i] - previous[i]|, then previous <- current (the local
 /// sweeps' convergence test).

@@ -16,6 +16,10 @@ extern "C" {
 
 // ===== Vector helpers =====
 
+void ppc_copy(int64_t n, const double* x, double* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+}
+
 void ppc_axpy(int64_t n, double w, const double* x, double* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += w * x[i];
 }
@@ -85,6 +89,7 @@ namespace ppc::rt::factors {
 
 namespace {
 const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_copy),
     PPC_SYMBOL(ppc_axpy),
     PPC_SYMBOL(ppc_transpose),
     PPC_SYMBOL(ppc_axpy_strided),

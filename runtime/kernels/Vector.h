@@ -12,6 +12,8 @@ extern "C" {
 
 // ===== Vector helpers (K-vectors; fixed summation order, so results do not
 // depend on the vector width the loop was compiled for) =====
+/// y[i] = x[i]
+void ppc_copy(int64_t n, const double* x, double* y);
 /// y[i] += w * x[i]
 void ppc_axpy(int64_t n, double w, const double* x, double* y);
 /// dst[c][r] = src[r][c] (rows x cols to cols x rows)

@@ -1,0 +1,155 @@
+//===- frontend/LowerArithmetic.cpp - arithmetic on random variables -----===//
+//
+// `a + b`, `a - b`, `a * b`, `-a`, `a / c` and `a.dot(b)` where an operand is a
+// random variable or a known input (Data) become deterministic factors of
+// the IR (sum, difference, product, dot; ir/Families.h), whose VMP messages
+// the catalogue has (runtime/factors/Arithmetic.h). What VMP accepts is
+// checked here, with the operator's position:
+//   * operands of + - * are Gaussians (or arithmetic on them), constants and
+//     scalar Data; .dot takes MvGaussians and Data(D) vectors of one dimension;
+//   * at least one operand is random (arithmetic on Data alone belongs in the
+//     CSV), and no random variable reaches one factor twice (mean-field
+//     treats the operands as independent: a * a is not a square);
+//   * division only by a constant.
+// Plates of variables lift elementwise, as distributions' arguments do.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/LoweringImpl.h"
+
+#include "ir/Printer.h"
+
+#include <set>
+
+namespace ppc::lowering {
+
+namespace {
+
+/// The latent variables (with their indices) that a value is computed from.
+void latentLeaves(const Operand &o, std::set<std::string> &out) {
+  if (!o.isValue() || !o.value->def || !o.value->type.isRandom() || ir::isKnownInput(o.value))
+    return;
+  const Op *def = o.value->def;
+  if (def->kind == OpKind::Random && isDeterministicFamily(def->family)) {
+    for (const Operand &arg : def->operands)
+      latentLeaves(arg, out); // (the factor's own loops index the same way: a leaf's indices are its own)
+    return;
+  }
+  out.insert(o.value->name);
+}
+
+bool isLatent(const SValue &v) {
+  return (v.kind == SValue::Kind::RV && !ir::isKnownInput(v.base)) || v.kind == SValue::Kind::Dist;
+}
+
+} // namespace
+
+bool Lowering::isRandomOperand(const SValue &v) {
+  return v.kind == SValue::Kind::RV || v.kind == SValue::Kind::Dist;
+}
+
+SValue Lowering::randomArithmetic(char op, SourceRange loc, SValue l, SValue r) {
+  if (op == '/') {
+    if (isRandomOperand(r))
+      return fail(r.loc, "division by " + describe(r) +
+                             " is not conjugate under variational message passing (VMP has no message through "
+                             "1/x); divide by a constant, or multiply by a variable that stands for the inverse");
+    if (!r.constant || *r.constant == 0)
+      return fail(r.loc, "a random variable can be divided only by a nonzero constant known at compile time; got " +
+                             describe(r));
+    SValue inv = r;
+    inv.constant = 1.0 / *r.constant;
+    inv.det = Operand::ofFloat(*inv.constant);
+    inv.isLong = false;
+    return arithmeticFactor(Family::Product, loc, {std::move(l), std::move(inv)});
+  }
+  Family fam = op == '+' ? Family::Sum : op == '-' ? Family::Difference : Family::Product;
+  return arithmeticFactor(fam, loc, {std::move(l), std::move(r)});
+}
+
+SValue Lowering::negate(SourceRange loc, SValue x) {
+  SValue minusOne;
+  minusOne.kind = SValue::Kind::Det;
+  minusOne.loc = loc;
+  minusOne.constant = -1.0;
+  minusOne.det = Operand::ofFloat(-1.0);
+  return arithmeticFactor(Family::Product, loc, {std::move(x), std::move(minusOne)});
+}
+
+SValue Lowering::dotProduct(const ast::Map &m) {
+  SValue a = eval(*m.receiver);
+  SValue b = eval(*m.fn);
+  if (a.isError() || b.isError())
+    return SValue::error();
+  SourceRange loc = m.loc;
+  for (const SValue *v : {&a, &b}) {
+    bool vector = v->kind == SValue::Kind::RV && v->base->type.kind == TypeKind::Vector;
+    if (!vector)
+      return fail(v->loc, "the operands of .dot must be MvGaussian random variables or Data(D) vectors; got " +
+                              describe(*v) + (v->kind == SValue::Kind::Det ? " (a constant vector: not supported)" : ""));
+  }
+  const Dim &da = a.base->type.dim, &db = b.base->type.dim;
+  if (!(da == db))
+    return fail(loc, "the operands of .dot have different dimensions: '" + a.base->name + "' has " + dimText(da) +
+                         " and '" + b.base->name + "' has " + dimText(db));
+  return arithmeticFactor(Family::InnerProduct, loc, {std::move(a), std::move(b)});
+}
+
+SValue Lowering::arithmeticFactor(Family fam, SourceRange loc, std::vector<SValue> args) {
+  const FamilySpec &spec = familySpec(fam);
+  bool ok = true, latent = false;
+  std::vector<Operand> freePlates;
+  const SValue *firstLifted = nullptr;
+  for (size_t i = 0; i < args.size(); ++i) {
+    SValue &arg = args[i];
+    if (arg.kind == SValue::Kind::Dist)
+      arg = materialize(arg);
+    if (arg.kind == SValue::Kind::RV && !ir::isKnownInput(arg.base) && ir::familyOf(arg.base) == Family::Gamma) {
+      diags_.error(arg.loc, "a Gamma random variable in arithmetic is supported only as a Poisson's rate times a "
+                            "known exposure, Poisson(rate * t(i)); the " + displayName(fam) +
+                                " takes Gaussians (and arithmetic on them), constants and Data");
+      ok = false;
+      continue;
+    }
+    if (arg.isError() || !checkArgument(spec, spec.params[i], arg)) {
+      ok = false;
+      continue;
+    }
+    latent = latent || isLatent(arg);
+    if (arg.kind == SValue::Kind::RV && arg.freeDims()) {
+      std::vector<Operand> plates = freePlatesOf(arg);
+      if (!firstLifted) {
+        firstLifted = &arg;
+        freePlates = plates;
+      } else if (!samePlates(plates, freePlates)) {
+        diags_.error(arg.loc, "the operands of the " + displayName(fam) + " range over different plates ('" +
+                                  firstLifted->base->name + "' and '" + arg.base->name + "')");
+        ok = false;
+      }
+    }
+  }
+  if (!ok)
+    return SValue::error();
+  if (!latent)
+    return fail(loc, "arithmetic on Data and constants alone is not a random variable; compute it in the data "
+                     "(a column of the CSV) and read it with Data");
+  // Mean-field: the operands must be independent under q.
+  std::set<std::string> left, right;
+  if (args[0].kind == SValue::Kind::RV)
+    latentLeaves(Operand::ofValue(args[0].base), left);
+  if (args[1].kind == SValue::Kind::RV)
+    latentLeaves(Operand::ofValue(args[1].base), right);
+  for (const std::string &v : left)
+    if (right.count(v))
+      return fail(loc, "'" + v + "' appears in both operands of the " + displayName(fam) +
+                           "; variational message passing treats the operands of arithmetic as independent, so "
+                           "a variable may enter it only once (write 2 * a for a + a; a * a is not supported)");
+  SValue d;
+  d.kind = SValue::Kind::Dist;
+  d.loc = loc;
+  d.family = fam;
+  d.args = std::move(args);
+  d.freePlates = std::move(freePlates);
+  return materialize(d);
+}
+
+} // namespace ppc::lowering

@@ -1,0 +1,52 @@
+//===- runtime/factors/Arithmetic.h - deterministic factors ---------------===//
+//
+// Arithmetic on random variables under VMP (mean-field; Winn & Bishop's
+// deterministic nodes): m = a + b, a - b, a * b of scalars (Sum.cpp,
+// Product.cpp) and m = a.dot(b) of vectors (InnerProduct.cpp). Each factor
+// has three kernels:
+//   forward   the statistics (E m, E m^2) of m from its arguments' statistics
+//             (the arguments are independent under q);
+//   to a, b   the message to an argument from m's natural parameters (eta0,
+//             eta1: the sum of m's children's messages, eta0 m + eta1 m^2)
+//             and the other argument's statistics: E_q(other)[eta0 m + eta1 m^2]
+//             as a function of the argument.
+// A scalar argument's statistics are (E x, E x^2); a vector argument's row is
+// "full" ([E x, E x x^T], a posterior or a point mass) or a known vector's D
+// values (full = 0: its second moment is x x^T).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+
+// ===== Sum and Difference =====
+/// dst += (E a + E b, E (a + b)^2)
+void ppc_sum_forward(const double* stats_a, const double* stats_b, double* dst);
+/// to a: dst += w (eta0 + 2 eta1 E b, eta1); to b the same with E a
+void ppc_sum_to_left(const double* eta_m, const double* stats_b, double w, double* dst);
+void ppc_sum_to_right(const double* eta_m, const double* stats_a, double w, double* dst);
+/// dst += (E a - E b, E (a - b)^2)
+void ppc_difference_forward(const double* stats_a, const double* stats_b, double* dst);
+/// to a: dst += w (eta0 - 2 eta1 E b, eta1)
+void ppc_difference_to_left(const double* eta_m, const double* stats_b, double w, double* dst);
+/// to b: dst += w (-eta0 - 2 eta1 E a, eta1)
+void ppc_difference_to_right(const double* eta_m, const double* stats_a, double w, double* dst);
+
+// ===== Product =====
+/// dst += (E a E b, E a^2 E b^2)
+void ppc_product_forward(const double* stats_a, const double* stats_b, double* dst);
+/// to a: dst += w (eta0 E b, eta1 E b^2); to b the same with a
+void ppc_product_to_left(const double* eta_m, const double* stats_b, double w, double* dst);
+void ppc_product_to_right(const double* eta_m, const double* stats_a, double w, double* dst);
+
+// ===== Inner product =====
+/// dst += (E a . E b, E (a . b)^2); rows of D values or full [E x, E x x^T]
+void ppc_dot_forward(int64_t D, const double* a, int64_t a_full, const double* b, int64_t b_full, double* dst);
+/// to a vector (D + D^2 natural parameters [P mu, -P/2]):
+///   dst += w (eta0 E other, eta1 E other other^T)
+void ppc_dot_to_left(int64_t D, const double* eta_m, const double* b, int64_t b_full, double w, double* dst);
+void ppc_dot_to_right(int64_t D, const double* eta_m, const double* a, int64_t a_full, double w, double* dst);
+
+}  // extern "C"

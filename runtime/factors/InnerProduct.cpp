@@ -1,0 +1,101 @@
+//===- runtime/factors/InnerProduct.cpp - the inner product factor --------===//
+//
+// m = a.dot(b) of MvGaussians and known vectors (regression's w.dot(x(i)),
+// matrix factorisation's u(user).dot(v(item))): Infer.NET's InnerProduct
+// under VMP, BayesPy's Dot. An argument's row is full ([E x, E x x^T], a
+// posterior's statistics) or a known vector's D values (its second moment
+// x x^T is never stored). a and b are independent under q:
+//   E m = E a . E b,  E m^2 = sum_ij E[a a^T]_ij E[b b^T]_ij.
+// The message to a is E_q(b)[eta0 a.b + eta1 (a.b)^2] as a function of a:
+// natural parameters (eta0 E b, eta1 E[b b^T]) in the MvGaussian's layout
+// [P mu, -P/2] (runtime/factors/MvGaussian.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/factors/Arithmetic.h"
+
+namespace {
+
+/// E[x x^T]_ij of a row (full, or a known vector's values).
+inline double secondMoment(const double* x, int64_t full, int64_t D, int64_t i, int64_t j) {
+  return full ? x[D + i * D + j] : x[i] * x[j];
+}
+
+} // namespace
+
+extern "C" {
+
+void ppc_dot_forward(int64_t D, const double* a, int64_t a_full, const double* b, int64_t b_full, double* dst) {
+  double mean = 0.0;
+  for (int64_t i = 0; i < D; ++i)
+    mean += a[i] * b[i];
+  double second = 0.0;
+  if (!a_full && !b_full) {
+    second = mean * mean;
+  } else if (!a_full || !b_full) { // x^T S x with x the known vector, S the other's second moment
+    const double* x = a_full ? b : a;
+    const double* S = (a_full ? a : b) + D;
+    for (int64_t i = 0; i < D; ++i) {
+      double row = 0.0;
+      for (int64_t j = 0; j < D; ++j)
+        row += S[i * D + j] * x[j];
+      second += x[i] * row;
+    }
+  } else {
+    for (int64_t k = 0; k < D * D; ++k)
+      second += a[D + k] * b[D + k];
+  }
+  dst[0] += mean;
+  dst[1] += second;
+}
+
+void ppc_dot_to_left(int64_t D, const double* eta_m, const double* b, int64_t b_full, double w, double* dst) {
+  const double e0 = w * eta_m[0], e1 = w * eta_m[1];
+  for (int64_t i = 0; i < D; ++i)
+    dst[i] += e0 * b[i];
+  double* P = dst + D;
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j)
+      P[i * D + j] += e1 * secondMoment(b, b_full, D, i, j);
+}
+
+void ppc_dot_to_right(int64_t D, const double* eta_m, const double* a, int64_t a_full, double w, double* dst) {
+  ppc_dot_to_left(D, eta_m, a, a_full, w, dst);
+}
+
+}  // extern "C"
+
+#ifndef PPC_RUNTIME_BITCODE
+// ---- the catalogue's entry (not in the bitcode: kernels only) ----
+
+#include "runtime/factors/ArithmeticEntry.h"
+
+namespace ppc::rt::factors {
+
+using namespace catalogue;
+
+namespace {
+
+constexpr MessageOperator kMessages[] = {{"ppc_dot_forward", "", kArithmeticForward},
+                                         {"ppc_dot_to_left", "", kArithmeticToLeft},
+                                         {"ppc_dot_to_right", "", kArithmeticToRight}};
+
+// M<i>/m<i>: argument i's row (a posterior's statistics, or a known
+// vector's values) and whether it is full (runtime/Catalogue.h).
+constexpr KernelPattern kPatterns[] = {
+    {"ppc_dot_forward", "D1 M1 m1 M2 m2 d"},
+    {"ppc_dot_to_left", "D1 N0 M2 m2 w d"},
+    {"ppc_dot_to_right", "D2 N0 M1 m1 w d"},
+};
+
+const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_dot_forward),
+    PPC_SYMBOL(ppc_dot_to_left),
+    PPC_SYMBOL(ppc_dot_to_right),
+};
+
+} // namespace
+
+extern const FactorEntry kInnerProduct = arithmeticEntry(Family::InnerProduct, kMessages, kPatterns, kSymbols);
+
+} // namespace ppc::rt::factors
+#endif // PPC_RUNTIME_BITCODE

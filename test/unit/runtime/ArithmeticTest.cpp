@@ -1,0 +1,144 @@
+//===- test/unit/runtime/ArithmeticTest.cpp - deterministic factors -------===//
+//
+// The kernels of runtime/factors/Arithmetic.h against brute force: forward
+// statistics against Monte Carlo moments of independent Gaussian draws, and
+// each message against the function it stands for, E_q(other)[eta0 m +
+// eta1 m^2] as a function of the argument, evaluated by Monte Carlo over
+// the other argument with common random numbers (the message's natural
+// parameters must reproduce its differences between argument values).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Operators.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace {
+
+constexpr int kDraws = 400000;
+
+struct Scalar {
+  double mean, var;
+  std::vector<double> stats() const { return {mean, var + mean * mean}; }
+};
+
+std::vector<double> draws(const Scalar &s, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n(s.mean, std::sqrt(s.var));
+  std::vector<double> x(kDraws);
+  for (double &v : x)
+    v = n(rng);
+  return x;
+}
+
+using Op = std::function<double(double, double)>;
+using Forward = void (*)(const double *, const double *, double *);
+using Message = void (*)(const double *, const double *, double, double *);
+
+void checkScalarFactor(const Op &f, Forward forward, Message toLeft, Message toRight) {
+  const Scalar a{0.7, 0.5}, b{-1.3, 0.8};
+  const std::vector<double> xa = draws(a, 1), xb = draws(b, 2);
+  double m1 = 0, m2 = 0;
+  for (int i = 0; i < kDraws; ++i) {
+    const double m = f(xa[i], xb[i]);
+    m1 += m / kDraws;
+    m2 += m * m / kDraws;
+  }
+  double out[2] = {0, 0};
+  forward(a.stats().data(), b.stats().data(), out);
+  EXPECT_NEAR(out[0], m1, 0.02 * (1 + std::abs(m1)));
+  EXPECT_NEAR(out[1], m2, 0.02 * (1 + std::abs(m2)));
+
+  // eta of m: its children's messages; the message to an argument x must give
+  // eta_x0 x + eta_x1 x^2 = E[eta0 m + eta1 m^2] + const.
+  const double eta[2] = {0.9, -0.4}, w = 1.5;
+  auto check = [&](Message msg, const std::vector<double> &other, const Scalar &otherQ, bool left) {
+    double d[2] = {0, 0};
+    msg(eta, otherQ.stats().data(), w, d);
+    auto g = [&](double x) {
+      double s = 0;
+      for (int i = 0; i < kDraws; ++i) {
+        const double m = left ? f(x, other[i]) : f(other[i], x);
+        s += w * (eta[0] * m + eta[1] * m * m) / kDraws;
+      }
+      return s;
+    };
+    for (double x : {-1.0, 0.5, 2.0}) {
+      const double lhs = d[0] * (x - 0.1) + d[1] * (x * x - 0.01), rhs = g(x) - g(0.1);
+      EXPECT_NEAR(lhs, rhs, 0.02 * (1 + std::abs(rhs))) << "x = " << x;
+    }
+  };
+  check(toLeft, xb, b, true);
+  check(toRight, xa, a, false);
+}
+
+TEST(Arithmetic, SumMatchesMonteCarlo) {
+  checkScalarFactor([](double x, double y) { return x + y; }, ppc_sum_forward, ppc_sum_to_left, ppc_sum_to_right);
+}
+
+TEST(Arithmetic, DifferenceMatchesMonteCarlo) {
+  checkScalarFactor([](double x, double y) { return x - y; }, ppc_difference_forward, ppc_difference_to_left,
+                    ppc_difference_to_right);
+}
+
+TEST(Arithmetic, ProductMatchesMonteCarlo) {
+  checkScalarFactor([](double x, double y) { return x * y; }, ppc_product_forward, ppc_product_to_left,
+                    ppc_product_to_right);
+}
+
+// a.dot(b) with a an MvGaussian (full statistics) and b either another
+// (full) or a known vector: the forward moments against the closed forms
+// written independently, E (a.b)^2 = mu_a^T S_b mu_a + tr(S_a S_b) + ... via
+// Monte Carlo over both.
+TEST(Arithmetic, InnerProductMatchesMonteCarlo) {
+  const int D = 3;
+  const double ma[D] = {0.5, -1.0, 2.0}, sa[D] = {0.3, 0.2, 0.5};
+  const double mb[D] = {1.0, 0.4, -0.7}, sb[D] = {0.6, 0.1, 0.2};
+  auto full = [&](const double *m, const double *s) {
+    std::vector<double> r(m, m + D);
+    for (int i = 0; i < D; ++i)
+      for (int j = 0; j < D; ++j)
+        r.push_back(m[i] * m[j] + (i == j ? s[i] : 0.0));
+    return r;
+  };
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> n01;
+  double m1 = 0, m2 = 0, k1 = 0, k2 = 0;
+  for (int t = 0; t < kDraws; ++t) {
+    double dot = 0, known = 0;
+    for (int i = 0; i < D; ++i) {
+      const double a = ma[i] + std::sqrt(sa[i]) * n01(rng), b = mb[i] + std::sqrt(sb[i]) * n01(rng);
+      dot += a * b;
+      known += a * mb[i];
+    }
+    m1 += dot / kDraws;
+    m2 += dot * dot / kDraws;
+    k1 += known / kDraws;
+    k2 += known * known / kDraws;
+  }
+  const std::vector<double> A = full(ma, sa), B = full(mb, sb);
+  double out[2] = {0, 0};
+  ppc_dot_forward(D, A.data(), 1, B.data(), 1, out);
+  EXPECT_NEAR(out[0], m1, 0.02 * (1 + std::abs(m1)));
+  EXPECT_NEAR(out[1], m2, 0.02 * (1 + std::abs(m2)));
+  double known[2] = {0, 0};
+  ppc_dot_forward(D, A.data(), 1, mb, 0, known);
+  EXPECT_NEAR(known[0], k1, 0.02 * (1 + std::abs(k1)));
+  EXPECT_NEAR(known[1], k2, 0.02 * (1 + std::abs(k2)));
+  // The message to a from a known b is (eta0 b, eta1 b b^T): a known row and
+  // its full form (b's point mass) give the same message.
+  const double eta[2] = {0.9, -0.4};
+  std::vector<double> fromRow(D + D * D, 0.0), fromFull(D + D * D, 0.0);
+  ppc_dot_to_left(D, eta, mb, 0, 2.0, fromRow.data());
+  const double zero[D] = {0, 0, 0};
+  ppc_dot_to_left(D, eta, full(mb, zero).data(), 1, 2.0, fromFull.data());
+  for (int i = 0; i < D + D * D; ++i)
+    EXPECT_DOUBLE_EQ(fromRow[size_t(i)], fromFull[size_t(i)]) << i;
+  EXPECT_DOUBLE_EQ(fromRow[0], 2.0 * 0.9 * mb[0]);
+  EXPECT_DOUBLE_EQ(fromRow[D + 1], 2.0 * -0.4 * mb[0] * mb[1]);
+}
+
+} // namespace
