@@ -174,6 +174,8 @@ std::vector<Example> examples() {
       {"two_coins.ppl", {tempFile("coins.csv", coins)}, {}, {}, std::nullopt},
       {"noise_models.ppl", {tempFile("noise.csv", noise)}, {}, {}, std::nullopt},
       {"pumps.ppl", {examplePath("data/pumps.csv")}, {}, {}, std::nullopt},
+      {"linear_regression.ppl", {examplePath("data/boston_standardized.csv")}, {{"y", "medv"}}, {}, std::nullopt},
+      {"bayesian_pca.ppl", {examplePath("data/wine_standardized.csv")}, {}, {}, std::nullopt},
   };
 }
 
