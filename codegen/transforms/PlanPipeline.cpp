@@ -35,6 +35,10 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        "an observed Bernoulli's per-datum, per-column, per-case messages, ELBO terms and evidence become the "
        "products W^T X and X H^T",
        batchLinearStatistics},
+      {"batch-dot",
+       "an inner product with a known operand (w.dot(x(i))) runs on blocks of rows before and after its data "
+       "loop, its message's X^T X tabulated once",
+       batchInnerProducts},
       {"row-fission", "statistics and entropy calls that end a loop run on all its rows after it", hoistRowKernels},
       {"column-fission", "datum-major column sums into a posterior's rows become one tiled parallel loop",
        splitColumnSums},

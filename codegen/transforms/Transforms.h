@@ -29,6 +29,10 @@ int batchLinearStatistics(Plan &p);
 
 /// Per-element calls of statistics and entropy row kernels that end a loop
 /// become calls on all its rows after it (RowKernelFission.cpp).
+/// Inner products with a known operand's rows (w.dot(x(i))): their forward
+/// statistics before the data loop and their messages after it, as calls on
+/// blocks of rows, with X^T X tabulated once (BatchDot.cpp).
+int batchInnerProducts(Plan &p);
 int hoistRowKernels(Plan &p);
 
 /// Parallel loops over a posterior's rows that add column k of a

@@ -49,4 +49,14 @@ void ppc_dot_forward(int64_t D, const double* a, int64_t a_full, const double* b
 void ppc_dot_to_left(int64_t D, const double* eta_m, const double* b, int64_t b_full, double w, double* dst);
 void ppc_dot_to_right(int64_t D, const double* eta_m, const double* a, int64_t a_full, double w, double* dst);
 
+// Whole-plate forms for a known operand's rows (codegen/transforms/BatchDot.cpp):
+/// dst[i] = (x_i . mu, x_i^T E x_i) for the n rows x_i of X (n x D), a's full
+/// statistics [mu, E] (assigned, not added)
+void ppc_dot_forward_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst);
+/// dst += w sum_i (e0_i x_i, e1_i x_i x_i^T), e_i = eta rows (n x 2). When every
+/// e1_i is the same, the second part is w e1 X^T X from `gram` (a memo of
+/// 1 + D*D doubles: a flag, then X^T X, computed at the first such call).
+void ppc_dot_to_operand_rows(int64_t n, int64_t D, const double* eta, const double* X, double w, double* gram,
+                             double* dst);
+
 }  // extern "C"

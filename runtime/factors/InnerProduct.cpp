@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/factors/Arithmetic.h"
 
+#include "runtime/VecMath.h"
+
 namespace {
 
 /// E[x x^T]_ij of a row (full, or a known vector's values).
@@ -62,12 +64,93 @@ void ppc_dot_to_right(int64_t D, const double* eta_m, const double* a, int64_t a
   ppc_dot_to_left(D, eta_m, a, a_full, w, dst);
 }
 
+// E x as a sum of E's rows scaled by x (E is symmetric): the inner loop runs
+// over a row's D entries without a reduction, so it vectorizes.
+PPC_ROW_KERNEL void ppc_dot_forward_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst) {
+  const double* mu = a;
+  const double* E = a + D;
+  constexpr int64_t kMaxD = 512;
+  double y[kMaxD];
+  for (int64_t i = 0; i < n; ++i) {
+    const double* x = X + i * D;
+    double mean = 0.0, second = 0.0;
+    for (int64_t c = 0; c < D; ++c)
+      mean += x[c] * mu[c];
+    if (D <= kMaxD) {
+      for (int64_t c = 0; c < D; ++c)
+        y[c] = 0.0;
+      for (int64_t r = 0; r < D; ++r) {
+        const double xr = x[r];
+        const double* row = E + r * D;
+        for (int64_t c = 0; c < D; ++c)
+          y[c] += xr * row[c];
+      }
+      for (int64_t c = 0; c < D; ++c)
+        second += x[c] * y[c];
+    } else {
+      for (int64_t r = 0; r < D; ++r) {
+        double t = 0.0;
+        for (int64_t c = 0; c < D; ++c)
+          t += E[r * D + c] * x[c];
+        second += x[r] * t;
+      }
+    }
+    dst[2 * i] = mean;
+    dst[2 * i + 1] = second;
+  }
+}
+
+PPC_ROW_KERNEL void ppc_dot_to_operand_rows(int64_t n, int64_t D, const double* eta, const double* X, double w,
+                                            double* gram, double* dst) {
+  double* P = dst + D;
+  bool same = n > 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double e0 = w * eta[2 * i];
+    const double* x = X + i * D;
+    for (int64_t c = 0; c < D; ++c)
+      dst[c] += e0 * x[c];
+    same = same && eta[2 * i + 1] == eta[1];
+  }
+  if (same && gram) { // the same e1 for every row: X^T X, tabulated once
+    if (gram[0] != 1.0) {
+      double* G = gram + 1;
+      for (int64_t k = 0; k < D * D; ++k)
+        G[k] = 0.0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double* x = X + i * D;
+        for (int64_t r = 0; r < D; ++r) {
+          const double xr = x[r];
+          for (int64_t c = 0; c < D; ++c)
+            G[r * D + c] += xr * x[c];
+        }
+      }
+      gram[0] = 1.0;
+    }
+    const double e1 = w * eta[1];
+    for (int64_t k = 0; k < D * D; ++k)
+      P[k] += e1 * gram[1 + k];
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const double e1 = w * eta[2 * i + 1];
+    const double* x = X + i * D;
+    for (int64_t r = 0; r < D; ++r) {
+      const double s = e1 * x[r];
+      for (int64_t c = 0; c < D; ++c)
+        P[r * D + c] += s * x[c];
+    }
+  }
+}
+
 }  // extern "C"
 
 #ifndef PPC_RUNTIME_BITCODE
 // ---- the catalogue's entry (not in the bitcode: kernels only) ----
 
 #include "runtime/factors/ArithmeticEntry.h"
+
+PPC_DECLARE_CLONES(ppc_dot_forward_rows)
+PPC_DECLARE_CLONES(ppc_dot_to_operand_rows)
 
 namespace ppc::rt::factors {
 
@@ -88,6 +171,8 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
+    PPC_ROW_SYMBOL(ppc_dot_forward_rows),
+    PPC_ROW_SYMBOL(ppc_dot_to_operand_rows),
     PPC_SYMBOL(ppc_dot_forward),
     PPC_SYMBOL(ppc_dot_to_left),
     PPC_SYMBOL(ppc_dot_to_right),

@@ -295,6 +295,41 @@ TEST(Inference, RowKernelFissionKeepsEveryExamplesIterations) {
   EXPECT_GE(hoisted, 6u);
 }
 
+// codegen/transforms/BatchDot.cpp: inner products with known rows on blocks
+// of rows (and X^T X tabulated) give the same traces and posteriors as the
+// per-datum calls, on one thread and on two, for every example; it applies to
+// the regression, on a data set long enough for several blocks too.
+TEST(Inference, BatchDotKeepsEveryExamplesIterations) {
+  size_t batched = 0;
+  std::vector<Example> all = examples();
+  {
+    std::string rows = "x0,x1,x2,y\n"; // 5000 rows: two whole blocks of 2048 and the rest
+    for (int i = 0; i < 5000; ++i) {
+      double a = std::sin(0.37 * i), b = std::cos(0.11 * i), c = double(i % 13) / 13.0;
+      rows += std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c) + "," +
+              std::to_string(1.5 * a - 2.0 * b + 0.5 * c + 0.1 * std::sin(5.3 * i)) + "\n";
+    }
+    Example long_ = {"linear_regression.ppl", {tempFile("long_regression.csv", rows)}, {{"x", "x*"}},
+                     {{"D", "3"}}, std::nullopt};
+    all.push_back(long_);
+  }
+  for (const Example &ex : all) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(ex.model + " threads " + std::to_string(threads));
+      FitOptions o = exampleOptions(ex, threads);
+      auto blocked = fit(readAll(examplePath(ex.model)), ex.files, o);
+      o.disabled.push_back("batch-dot");
+      auto perDatum = fit(readAll(examplePath(ex.model)), ex.files, o);
+      ASSERT_TRUE(blocked->ok) << blocked->error;
+      ASSERT_TRUE(perDatum->ok) << perDatum->error;
+      if (threads == 1 && codegen::printPlan(*blocked->plan).find("ppc_dot_to_operand_rows") != std::string::npos)
+        ++batched;
+      expectSameRun(*blocked, *perDatum, 1e-10, 1e-9, /*withScratch=*/true);
+    }
+  }
+  EXPECT_GE(batched, 2u); // the regression on Boston and on the long data set
+}
+
 // codegen/transforms/ProductNormalizerFusion.cpp: products normalized and sent on in
 // one call (rows never stored; a factor common to a sum multiplied in after
 // it) give the same traces and posteriors as the three calls with stored
