@@ -10,7 +10,9 @@
 //   * at least one operand is random (arithmetic on Data alone belongs in the
 //     CSV), and no random variable reaches one factor twice (mean-field
 //     treats the operands as independent: a * a is not a square);
-//   * division only by a constant.
+//   * division only by a constant;
+//   * a Gamma only times a known positive number (tau * s(i)): the factor
+//     `scale`, whose value is Gamma-like (a precision or rate accepts it).
 // Plates of variables lift elementwise, as distributions' arguments do.
 //
 //===----------------------------------------------------------------------===//
@@ -60,10 +62,34 @@ SValue Lowering::randomArithmetic(char op, SourceRange loc, SValue l, SValue r) 
     inv.constant = 1.0 / *r.constant;
     inv.det = Operand::ofFloat(*inv.constant);
     inv.isLong = false;
+    if (isGammaLike(l))
+      return scaledGamma(loc, std::move(l), std::move(inv));
     return arithmeticFactor(Family::Product, loc, {std::move(l), std::move(inv)});
   }
+  if (op == '*' && (isGammaLike(l) || isGammaLike(r)))
+    return isGammaLike(l) ? scaledGamma(loc, std::move(l), std::move(r)) : scaledGamma(loc, std::move(r), std::move(l));
   Family fam = op == '+' ? Family::Sum : op == '-' ? Family::Difference : Family::Product;
   return arithmeticFactor(fam, loc, {std::move(l), std::move(r)});
+}
+
+bool Lowering::isGammaLike(const SValue &v) {
+  if (v.kind != SValue::Kind::RV || ir::isKnownInput(v.base))
+    return false;
+  auto f = ir::familyOf(v.base);
+  return f && (*f == Family::Gamma || *f == Family::Scale);
+}
+
+SValue Lowering::scaledGamma(SourceRange loc, SValue gamma, SValue factor) {
+  const bool known = factor.kind == SValue::Kind::Det ||
+                     (factor.kind == SValue::Kind::RV && ir::isKnownInput(factor.base) &&
+                      factor.base->type.kind == TypeKind::Real);
+  if (!known)
+    return fail(factor.loc, "a Gamma random variable can be multiplied only by a known positive number (a constant or "
+                            "Data: tau * s(i), a scaled precision); got " + describe(factor));
+  if (factor.constant && !(*factor.constant > 0))
+    return fail(factor.loc, "a Gamma random variable can be multiplied only by a positive number; got " +
+                                ir::toString(factor.det));
+  return arithmeticFactor(Family::Scale, loc, {std::move(gamma), std::move(factor)});
 }
 
 SValue Lowering::negate(SourceRange loc, SValue x) {
@@ -103,10 +129,10 @@ SValue Lowering::arithmeticFactor(Family fam, SourceRange loc, std::vector<SValu
     SValue &arg = args[i];
     if (arg.kind == SValue::Kind::Dist)
       arg = materialize(arg);
-    if (arg.kind == SValue::Kind::RV && !ir::isKnownInput(arg.base) && ir::familyOf(arg.base) == Family::Gamma) {
-      diags_.error(arg.loc, "a Gamma random variable in arithmetic is supported only as a Poisson's rate times a "
-                            "known exposure, Poisson(rate * t(i)); the " + displayName(fam) +
-                                " takes Gaussians (and arithmetic on them), constants and Data");
+    if (fam != Family::Scale && isGammaLike(arg)) {
+      diags_.error(arg.loc, "a Gamma random variable in arithmetic is supported only times a known positive number "
+                            "(tau * s(i): a scaled precision, or a Poisson's rate times its exposure); the " +
+                                displayName(fam) + " takes Gaussians (and arithmetic on them), constants and Data");
       ok = false;
       continue;
     }

@@ -177,6 +177,10 @@ private:
   /// deterministic factor.
   SValue randomArithmetic(char op, SourceRange loc, SValue l, SValue r);
   SValue negate(SourceRange loc, SValue x);
+  /// A Gamma (or a scaled one), not Data.
+  static bool isGammaLike(const SValue &v);
+  /// tau * s with s a known positive number: the factor `scale`.
+  SValue scaledGamma(SourceRange loc, SValue gamma, SValue factor);
   /// `a.dot(b)`.
   SValue dotProduct(const ast::Map &m);
   SValue arithmeticFactor(Family fam, SourceRange loc, std::vector<SValue> args);

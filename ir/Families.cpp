@@ -16,6 +16,9 @@ namespace {
 constexpr Family kProbParents[] = {Family::Dirichlet, Family::Beta};
 constexpr Family kBetaParent[] = {Family::Beta};
 constexpr Family kGammaParent[] = {Family::Gamma};
+// A positive number a precision or a rate accepts: a Gamma, or a Gamma
+// times a known positive number (the deterministic factor `scale`).
+constexpr Family kPositiveParents[] = {Family::Gamma, Family::Scale};
 constexpr Family kGaussianParent[] = {Family::Gaussian};
 // A real number a Gaussian's mean accepts: a Gaussian, or arithmetic on
 // Gaussians, constants and data (the deterministic factors below).
@@ -51,7 +54,7 @@ constexpr ParamSpec kPoissonParams[] = {
 };
 constexpr ParamSpec kGaussianParams[] = {
     {"mean", ConstantDomain::Real, kRealParents},
-    {"precision", ConstantDomain::Positive, kGammaParent},
+    {"precision", ConstantDomain::Positive, kPositiveParents},
 };
 
 // The language has no vector or matrix literals: a constant mean is the same
@@ -89,6 +92,12 @@ constexpr ParamSpec kInnerProductParams[] = {
     {"right vector", ConstantDomain::EveryComponent, kMvGaussianParent},
 };
 
+// tau * s: a Gamma (or a scaled one) times a known positive number.
+constexpr ParamSpec kScaleParams[] = {
+    {"scaled variable", ConstantDomain::None, kPositiveParents},
+    {"known factor", ConstantDomain::Positive, {}},
+};
+
 constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Dirichlet, "Dirichlet", "dirichlet", Support::Simplex, kDirichletParams, 2},
     {Family::Beta, "Beta", "beta", Support::Unit, kBetaParams, 1},
@@ -104,6 +113,7 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Difference, "", "difference", Support::Real, kArithmeticParams, 2, true},
     {Family::Product, "", "product", Support::Real, kArithmeticParams, 2, true},
     {Family::InnerProduct, "", "dot", Support::Real, kInnerProductParams, 2, true},
+    {Family::Scale, "", "scale", Support::Positive, kScaleParams, 2, true},
 };
 
 } // namespace
@@ -126,11 +136,16 @@ std::string displayName(Family f) {
   case Family::Difference: return "difference (-)";
   case Family::Product: return "product (*)";
   case Family::InnerProduct: return "inner product (.dot)";
+  case Family::Scale: return "scaled Gamma (*)";
   default: return std::string(familySpec(f).spelling);
   }
 }
 
-Family conjugateFamily(Family f) { return isDeterministicFamily(f) ? Family::Gaussian : f; }
+Family conjugateFamily(Family f) {
+  if (f == Family::Scale)
+    return Family::Gamma;
+  return isDeterministicFamily(f) ? Family::Gaussian : f;
+}
 
 std::optional<double> defaultArgument(Family f, size_t param) {
   if (f == Family::Poisson && param == 1)
@@ -202,6 +217,14 @@ bool constantInDomain(ConstantDomain d, double v) {
   return false;
 }
 
+// The deterministic parents `p` accepts are scaled Gammas only.
+static bool onlyScaledGammas(const ParamSpec &p) {
+  for (Family f : p.parents)
+    if (isDeterministicFamily(f) && f != Family::Scale)
+      return false;
+  return true;
+}
+
 std::string describeAccepted(const ParamSpec &p) {
   std::string out;
   switch (p.constant) {
@@ -233,7 +256,8 @@ std::string describeAccepted(const ParamSpec &p) {
     }
     out += " random variable";
     if (arithmetic)
-      out += " (or +, -, * and .dot of Gaussians, constants and Data)";
+      out += onlyScaledGammas(p) ? " (or one times a known positive number, tau * s(i))"
+                              : " (or +, -, * and .dot of Gaussians, constants and Data)";
   }
   return out;
 }

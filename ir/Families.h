@@ -42,8 +42,9 @@ enum class Family : uint8_t {
   Difference, ///< a - b
   Product,    ///< a * b (a Gaussian times a Gaussian, a constant or data)
   InnerProduct, ///< a.dot(b) of MvGaussians and known vectors
+  Scale,        ///< tau * s: a Gamma times a known positive number (a scaled precision or rate)
 };
-constexpr unsigned kNumFamilies = 14;
+constexpr unsigned kNumFamilies = 15;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {

@@ -49,6 +49,12 @@ void ppc_dot_forward(int64_t D, const double* a, int64_t a_full, const double* b
 void ppc_dot_to_left(int64_t D, const double* eta_m, const double* b, int64_t b_full, double w, double* dst);
 void ppc_dot_to_right(int64_t D, const double* eta_m, const double* a, int64_t a_full, double w, double* dst);
 
+// ===== Scale (a Gamma times a known s > 0) =====
+/// dst += (s E tau, log s + E log tau)
+void ppc_scale_forward(const double* stats_v, double s, double* dst);
+/// to tau: dst += w (s eta0, eta1)
+void ppc_scale_to_variable(const double* eta_m, double s, double w, double* dst);
+
 // Whole-plate forms for a known operand's rows (codegen/transforms/BatchDot.cpp):
 /// dst[i] = (x_i . mu, x_i^T E x_i) for the n rows x_i of X (n x D), a's full
 /// statistics [mu, E] (assigned, not added)

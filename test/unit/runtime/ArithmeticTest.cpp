@@ -142,3 +142,33 @@ TEST(Arithmetic, InnerProductMatchesMonteCarlo) {
 }
 
 } // namespace
+
+namespace {
+// s * tau with tau ~ Gamma(a, b): statistics against Monte Carlo moments, and
+// the message to tau reproduces E[eta0 m + eta1 log m] as a function of tau.
+TEST(Arithmetic, ScaledGammaMatchesMonteCarlo) {
+  const double a = 3.0, b = 2.0, s = 0.7;
+  std::mt19937_64 rng(11);
+  std::gamma_distribution<double> g(a, 1.0 / b);
+  double m1 = 0, mlog = 0, e = 0, elog = 0;
+  for (int i = 0; i < kDraws; ++i) {
+    const double t = g(rng);
+    m1 += s * t / kDraws;
+    mlog += std::log(s * t) / kDraws;
+    e += t / kDraws;
+    elog += std::log(t) / kDraws;
+  }
+  const double tau[2] = {e, elog};
+  double out[2] = {0, 0};
+  ppc_scale_forward(tau, s, out);
+  EXPECT_NEAR(out[0], m1, 1e-12 * std::abs(m1) + 1e-12); // exact for the sample's own moments
+  EXPECT_NEAR(out[1], mlog, 1e-9);
+  const double eta[2] = {-0.8, 1.3}, w = 2.0;
+  double d[2] = {0, 0};
+  ppc_scale_to_variable(eta, s, w, d);
+  for (double t : {0.5, 1.0, 4.0}) { // d0 (t - 1) + d1 (log t - log 1) = w [f(s t) - f(s)]
+    auto f = [&](double m) { return eta[0] * m + eta[1] * std::log(m); };
+    EXPECT_NEAR(d[0] * (t - 1.0) + d[1] * std::log(t), w * (f(s * t) - f(s)), 1e-12) << t;
+  }
+}
+} // namespace

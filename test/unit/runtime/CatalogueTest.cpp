@@ -153,7 +153,8 @@ std::pair<rt::Vec, rt::Vec> example(Family f, int k) {
   case Family::Sum:
   case Family::Difference:
   case Family::Product:
-  case Family::InnerProduct: return {}; // computed forward (ArithmeticTest.cpp)
+  case Family::InnerProduct:
+  case Family::Scale: return {}; // computed forward (ArithmeticTest.cpp)
   }
   return {};
 }
