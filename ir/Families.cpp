@@ -79,6 +79,14 @@ constexpr ParamSpec kBinomialParams[] = {
     {"probability", ConstantDomain::Probability, kBetaParent},
 };
 
+// Observed only, like Binomial: a row of K counts (wide columns) summing to
+// the trials, with Dirichlet probabilities.
+constexpr Family kDirichletParent[] = {Family::Dirichlet};
+constexpr ParamSpec kMultinomialParams[] = {
+    {"trials", ConstantDomain::Count, {}},
+    {"probabilities", ConstantDomain::None, kDirichletParent},
+};
+
 // Deterministic factors. Each argument is a Gaussian (or another
 // arithmetic result), a constant or a known input; an inner product's are
 // MvGaussians or known vectors (Data(D)). Mean-field: the arguments are
@@ -109,6 +117,7 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::MvGaussian, "MvGaussian", "mvgaussian", Support::Vector, kMvGaussianParams, 2},
     {Family::Wishart, "Wishart", "wishart", Support::PDMatrix, kWishartParams, 3},
     {Family::Binomial, "Binomial", "binomial", Support::Count, kBinomialParams, 2},
+    {Family::Multinomial, "Multinomial", "multinomial", Support::Vector, kMultinomialParams, 2},
     {Family::Sum, "", "sum", Support::Real, kArithmeticParams, 2, true},
     {Family::Difference, "", "difference", Support::Real, kArithmeticParams, 2, true},
     {Family::Product, "", "product", Support::Real, kArithmeticParams, 2, true},

@@ -36,6 +36,7 @@ enum class Family : uint8_t {
   MvGaussian,
   Wishart,
   Binomial,
+  Multinomial, ///< observed counts of K categories out of known trials
   // Deterministic factors (arithmetic on random variables): the variable they
   // define is a function of their arguments, with no density of its own.
   Sum,        ///< a + b of Gaussians, constants and data
@@ -44,7 +45,7 @@ enum class Family : uint8_t {
   InnerProduct, ///< a.dot(b) of MvGaussians and known vectors
   Scale,        ///< tau * s: a Gamma times a known positive number (a scaled precision or rate)
 };
-constexpr unsigned kNumFamilies = 15;
+constexpr unsigned kNumFamilies = 16;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {

@@ -51,6 +51,10 @@ Type randomResultType(Family family, const std::vector<Operand> &operands) {
     if (operands.size() > 2)
       t.dim = dimOf(operands[2]);
     break;
+  case Family::Multinomial: // K counts, K from the probabilities
+    if (operands.size() > 1 && operands[1].isValue() && operands[1].value->type.kind == TypeKind::Simplex)
+      t.dim = operands[1].value->type.dim;
+    break;
   case Family::Categorical: {
     const Operand *p = operands.empty() ? nullptr : &operands[0];
     t.dim = p && p->isValue() && p->value->type.kind == TypeKind::Simplex ? p->value->type.dim : Dim::of(2);

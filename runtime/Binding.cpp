@@ -623,11 +623,16 @@ private:
       size_t width = cols.size();
       bv.values.assign(size_t(groups) * width, 0.0);
       const TrialsOf trials = trialsOf(t, v);
-      for (size_t r = 0; r < rows; ++r)
+      for (size_t r = 0; r < rows; ++r) {
+        double rowTotal = 0;
         for (size_t c = 0; c < width; ++c) {
           double x = (*cols[c].values)[r];
           std::string problem = checkSupport(v, x);
-          if (problem.empty() && (trials.constant || trials.column)) {
+          if (problem.empty() && trials.multinomial) {
+            if (!(x >= 0 && x == std::floor(x)))
+              problem = fmt(x) + " is not a count (Multinomial '" + v->name + "' takes 0, 1, 2, ... per category)";
+            rowTotal += x;
+          } else if (problem.empty() && (trials.constant || trials.column)) {
             const double n = trials.column ? (*trials.column)[r] : *trials.constant;
             if (x > n)
               problem = fmt(x) + " successes out of " + fmt(n) + " trials (Binomial '" + v->name + "', trials " +
@@ -639,6 +644,16 @@ private:
           }
           bv.values[size_t(groupOf[r]) * width + c] = x;
         }
+        if (trials.multinomial && (trials.constant || trials.column)) {
+          const double n = trials.column ? (*trials.column)[r] : *trials.constant;
+          if (rowTotal != n) {
+            errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": the counts of Multinomial '" + v->name +
+                              "' add up to " + fmt(rowTotal) + ", not to its trials " + fmt(n) + " (" + trials.what +
+                              ")");
+            return;
+          }
+        }
+      }
       if (weights) {
         bv.weights.assign(size_t(groups), 0.0);
         double total = 0;
@@ -681,12 +696,15 @@ private:
     std::optional<double> constant;
     const std::vector<double> *column = nullptr;
     std::string what;
+    bool multinomial = false; ///< a row of counts adds up to the trials
   };
   TrialsOf trialsOf(const CsvTable &t, const Value *v) {
     TrialsOf out;
     const Op *def = elementDefinition(v);
-    if (!def || def->kind != OpKind::Random || def->family != Family::Binomial || def->operands.empty())
+    if (!def || def->kind != OpKind::Random ||
+        (def->family != Family::Binomial && def->family != Family::Multinomial) || def->operands.empty())
       return out;
+    out.multinomial = def->family == Family::Multinomial;
     const ir::Operand &o = def->operands[0];
     if (o.isLiteral()) {
       out.constant = o.literal();

@@ -18,7 +18,7 @@
 namespace ppc {
 namespace rt::factors {
 extern const FactorEntry kDirichlet, kBeta, kCategorical, kBernoulli, kGamma, kPoisson, kGaussian, kMvGaussian,
-    kWishart, kBinomial, kSum, kDifference, kProduct, kInnerProduct, kScale;
+    kWishart, kBinomial, kMultinomial, kSum, kDifference, kProduct, kInnerProduct, kScale;
 extern const KernelGroup kGatesKernels, kVectorKernels, kScheduleKernels, kProductFormKernels, kDenseAlgebraKernels,
     kPlateStatisticsKernels, kLdaReferenceKernels, kSpecialFunctionKernels;
 extern const std::span<const GateOperator> kGateOperators;
@@ -30,7 +30,7 @@ using namespace rt::factors;
 /// The families' entries, in the order of the Family enum (ir/Families.h).
 const std::array<const FactorEntry *, kNumFamilies> kEntries = {
     &kDirichlet, &kBeta, &kCategorical, &kBernoulli, &kGamma, &kPoisson, &kGaussian, &kMvGaussian, &kWishart,
-    &kBinomial,  &kSum,  &kDifference, &kProduct, &kInnerProduct, &kScale,
+    &kBinomial,  &kMultinomial, &kSum,  &kDifference, &kProduct, &kInnerProduct, &kScale,
 };
 
 /// The kernels no family owns.

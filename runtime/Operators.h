@@ -96,6 +96,7 @@
 #include "runtime/factors/Gamma.h"
 #include "runtime/factors/Gates.h"
 #include "runtime/factors/Gaussian.h"
+#include "runtime/factors/Multinomial.h"
 #include "runtime/factors/MvGaussian.h"
 #include "runtime/factors/Poisson.h"
 #include "runtime/factors/Wishart.h"

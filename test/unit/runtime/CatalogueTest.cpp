@@ -149,7 +149,8 @@ std::pair<rt::Vec, rt::Vec> example(Family f, int k) {
     rt::Wishart w(k + 3.0, spd(k));
     return {w.natural(), w.expectedStats()};
   }
-  case Family::Binomial: return {}; // observed only: no posterior
+  case Family::Binomial:
+  case Family::Multinomial: return {}; // observed only: no posterior
   case Family::Sum:
   case Family::Difference:
   case Family::Product:
