@@ -26,7 +26,9 @@ namespace ppc::lowering {
 
 namespace {
 
-/// The latent variables (with their indices) that a value is computed from.
+/// The latent variables that a value is computed from, each element named by
+/// its indices (w(0) and w(1) are independent under q; the same loop index
+/// names the same element).
 void latentLeaves(const Operand &o, std::set<std::string> &out) {
   if (!o.isValue() || !o.value->def || !o.value->type.isRandom() || ir::isKnownInput(o.value))
     return;
@@ -36,7 +38,7 @@ void latentLeaves(const Operand &o, std::set<std::string> &out) {
       latentLeaves(arg, out); // (the factor's own loops index the same way: a leaf's indices are its own)
     return;
   }
-  out.insert(o.value->name);
+  out.insert(ir::toString(o));
 }
 
 bool isLatent(const SValue &v) {
@@ -161,12 +163,13 @@ SValue Lowering::arithmeticFactor(Family fam, SourceRange loc, std::vector<SValu
   // Mean-field: the operands must be independent under q.
   std::set<std::string> left, right;
   if (args[0].kind == SValue::Kind::RV)
-    latentLeaves(Operand::ofValue(args[0].base), left);
+    latentLeaves(args[0].element(), left);
   if (args[1].kind == SValue::Kind::RV)
-    latentLeaves(Operand::ofValue(args[1].base), right);
+    latentLeaves(args[1].element(), right);
   for (const std::string &v : left)
     if (right.count(v))
-      return fail(loc, "'" + v + "' appears in both operands of the " + displayName(fam) +
+      return fail(loc, "'" + (v.size() > 1 && v[0] == '%' ? v.substr(1) : v) + "' appears in both operands of the " +
+                           displayName(fam) +
                            "; variational message passing treats the operands of arithmetic as independent, so "
                            "a variable may enter it only once (write 2 * a for a + a; a * a is not supported)");
   SValue d;

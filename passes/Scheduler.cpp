@@ -31,6 +31,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "passes/Passes.h"
+#include "runtime/Catalogue.h"
 
 #include <limits>
 #include <set>
@@ -238,6 +239,20 @@ void Scheduler::initialization() {
       done[v] = true;
     }
   }
+  // What a statement needs before it runs here: its Required and Fresh
+  // sources, and for a posterior its prior, the message from the factor that
+  // defines the variable (a hierarchical prior is not loop-invariant: from
+  // no messages at all the posterior would be improper).
+  auto needs = [&](unsigned e) {
+    const DepEdge &edge = g_.edges[e];
+    if (readsBeforeUse(edge.kind))
+      return true;
+    const ir::Op &to = *g_.stmts[edge.to], &from = *g_.stmts[edge.from];
+    if (to.kind != ir::OpKind::Marginal || to.backward || from.kind != ir::OpKind::Msg || from.evidence)
+      return false;
+    auto family = ir::familyOf(to.operands[0].value);
+    return family && !from.kernel.empty() && from.kernel == factorOperators(*family).toArgument[0].kernel;
+  };
   // The user's initializations are values already: never recomputed here.
   std::vector<bool> executed = userInitialized_;
   for (unsigned s = 0; s < n; ++s)
@@ -277,7 +292,7 @@ void Scheduler::initialization() {
       long sc = 0;
       for (unsigned e : g_.sources[v]) {
         unsigned u = g_.edges[e].from;
-        if (readsBeforeUse(g_.edges[e].kind) && !executed[u]) {
+        if (needs(e) && !executed[u]) {
           sc = kWorst;
           break;
         }
@@ -295,7 +310,7 @@ void Scheduler::initialization() {
       std::vector<unsigned> more;
       for (unsigned v : pending)
         for (unsigned e : g_.sources[v])
-          if (readsBeforeUse(g_.edges[e].kind) && !executed[g_.edges[e].from] &&
+          if (needs(e) && !executed[g_.edges[e].from] &&
               !pending.count(g_.edges[e].from))
             more.push_back(g_.edges[e].from);
       for (unsigned u : more)
