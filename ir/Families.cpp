@@ -150,12 +150,6 @@ std::string displayName(Family f) {
   }
 }
 
-Family conjugateFamily(Family f) {
-  if (f == Family::Scale)
-    return Family::Gamma;
-  return isDeterministicFamily(f) ? Family::Gaussian : f;
-}
-
 std::optional<double> defaultArgument(Family f, size_t param) {
   if (f == Family::Poisson && param == 1)
     return 1.0; // no exposure

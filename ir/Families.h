@@ -98,10 +98,7 @@ inline bool isDeterministicFamily(Family f);
 /// How diagnostics name a family: its spelling, or the operator of a
 /// deterministic factor ("the sum (+)").
 std::string displayName(Family f);
-/// The family whose messages a variable of family `f` exchanges with its
-/// children: a real-valued deterministic factor's value is Gaussian-like
-/// (its children read its mean and second moment).
-Family conjugateFamily(Family f);
+
 /// The value of a trailing parameter that may be left out (a Poisson's
 /// exposure: 1), if it has one. The IR prints such an argument only when it
 /// differs, and the frontend and the IR parser fill it in.

@@ -172,3 +172,41 @@ TEST(Arithmetic, ScaledGammaMatchesMonteCarlo) {
   }
 }
 } // namespace
+
+namespace {
+// The whole-plate kernels of codegen/transforms/BatchDot.cpp against the
+// per-row ones: the forward statistics of 7 rows (a block of 4 and the
+// rest), and the message with and without the X^T X table.
+TEST(Arithmetic, RowKernelsEqualPerRowCalls) {
+  const int64_t n = 7, D = 5;
+  std::vector<double> X(size_t(n * D)), a(size_t(D + D * D)), eta(size_t(2 * n));
+  for (int64_t k = 0; k < n * D; ++k)
+    X[size_t(k)] = std::sin(0.7 * double(k) + 0.3);
+  for (int64_t c = 0; c < D; ++c)
+    a[size_t(c)] = 0.2 * double(c) - 0.4;
+  for (int64_t r = 0; r < D; ++r)
+    for (int64_t c = 0; c < D; ++c) // a symmetric E[w w^T]
+      a[size_t(D + r * D + c)] = a[size_t(r)] * a[size_t(c)] + (r == c ? 1.0 : 0.1 / double(1 + r + c));
+  std::vector<double> rows(size_t(2 * n)), one(2);
+  ppc_dot_forward_rows(n, D, a.data(), X.data(), rows.data());
+  for (int64_t i = 0; i < n; ++i) {
+    one = {0, 0};
+    ppc_dot_forward(D, a.data(), 1, X.data() + i * D, 0, one.data());
+    EXPECT_NEAR(rows[size_t(2 * i)], one[0], 1e-12);
+    EXPECT_NEAR(rows[size_t(2 * i + 1)], one[1], 1e-12 * std::abs(one[1]));
+  }
+  for (bool same : {true, false}) {
+    for (int64_t i = 0; i < n; ++i) {
+      eta[size_t(2 * i)] = 0.3 * double(i) - 1.0;
+      eta[size_t(2 * i + 1)] = same ? -0.7 : -0.7 - 0.1 * double(i);
+    }
+    std::vector<double> batched(size_t(D + D * D), 0.0), perRow(size_t(D + D * D), 0.0), gram(size_t(1 + D * D), 0.0);
+    ppc_dot_to_operand_rows(n, D, eta.data(), X.data(), 1.5, gram.data(), batched.data());
+    for (int64_t i = 0; i < n; ++i)
+      ppc_dot_to_left(D, eta.data() + 2 * i, X.data() + i * D, 0, 1.5, perRow.data());
+    for (size_t k = 0; k < batched.size(); ++k)
+      EXPECT_NEAR(batched[k], perRow[k], 1e-12) << (same ? "table " : "rows ") << k;
+    EXPECT_EQ(gram[0], same ? 1.0 : 0.0); // the table is built only when every e1 is the same
+  }
+}
+} // namespace
