@@ -63,6 +63,16 @@ SValue Lowering::bindIndex(SValue target, const SValue &index, SourceRange loc) 
   case SValue::Kind::RV: {
     if (index.freeDims())
       return fail(index.loc, "an index must be a single variable; got " + describe(index));
+    if (ir::isKnownInput(index.base)) {
+      // An id read from the data (u(user(i))): each row picks an element;
+      // the ids are checked against the plate's size when the data are bound.
+      if (index.base->type.kind != TypeKind::Real)
+        return fail(index.loc, "an index read from the data must be a number per row (Data); got " + describe(index));
+      if (plateOp.plateKind == Op::PlateKind::Data)
+        return fail(index.loc, "'" + targetName + "' is over a data-sized plate; an id read from the data can index "
+                                                  "only a plate of known size, (0L until N)");
+      break;
+    }
     TypeKind tk = index.base->type.kind;
     if (tk != TypeKind::Cat && tk != TypeKind::Bool)
       return fail(index.loc, "an index must be a plate variable, a Long or a Categorical/Bernoulli variable; got " +

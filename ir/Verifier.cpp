@@ -170,6 +170,10 @@ private:
             error(op, "%" + iv->name + " takes " + dimText(n) + " values but dimension " +
                           std::to_string(j) + " of %" + v->name + " is plate %" + plate->name +
                           " (" + plateText(plateOp) + ")");
+        } else if (isKnownInput(iv) && iv->type.kind == TypeKind::Real) {
+          // An id read from the data: ids are checked against the plate when bound.
+          if (plateOp.plateKind == Op::PlateKind::Data)
+            error(op, "%" + iv->name + " (ids from the data) cannot index data-sized plate %" + plate->name);
         } else {
           error(op, "%" + iv->name + " of type " + toString(iv->type) + " cannot be used as an index");
         }

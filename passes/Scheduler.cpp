@@ -164,6 +164,19 @@ bool Scheduler::iteration() {
     }
     scheduleIteration(pick);
   }
+  // The ELBO after the iteration reads the values of deterministic factors
+  // (their forward statistics, `fresh` marginals): the iteration ends with
+  // them up to date.
+  for (unsigned s = 0; s < n; ++s) {
+    const ir::Op &op = *g_.stmts[s];
+    if (op.kind != ir::OpKind::Marginal || op.backward || g_.invariant[s])
+      continue;
+    bool computed = false;
+    for (unsigned e : g_.sources[s])
+      computed = computed || g_.edges[e].kind == DepKind::Fresh;
+    if (computed)
+      refresh(s);
+  }
   dropRepeatedUpdates();
   return true;
 }

@@ -790,10 +790,43 @@ private:
       return tooLarge(x, v);
     for (const auto &[spec, param] : usesOf(v))
       if (!constantInDomain(param->constant, x))
-        return fmt(x) + " cannot be " + std::string(spec->spelling) + "'s " + std::string(param->name) +
+        return fmt(x) + " cannot be " + displayName(spec->family) + "'s " + std::string(param->name) +
                ", which the Data input '" + v->name + "' is given as: it must be " +
                constantDomainText(param->constant);
+    for (const auto &[target, size] : indexUsesOf(v))
+      if (!(x == std::floor(x) && x >= 0 && x < double(size)))
+        return fmt(x) + " is not an element of '" + target + "', which the Data input '" + v->name +
+               "' indexes: an id must be an integer from 0 to " + std::to_string(size - 1);
     return "";
+  }
+
+  /// Where a known input is an index (u(user(i))): the variable it indexes
+  /// and that plate's size, found once per input.
+  using IndexUse = std::pair<std::string, int64_t>;
+  const std::vector<IndexUse> &indexUsesOf(const Value *v) {
+    auto [it, fresh] = indexUses_.try_emplace(v);
+    if (!fresh)
+      return it->second;
+    std::function<void(const ir::Operand &)> visit = [&](const ir::Operand &o) {
+      for (size_t j = 0; j < o.indices.size(); ++j) {
+        const ir::Operand &i = o.indices[j];
+        if (i.isValue() && i.value == v && o.isValue() && j < o.value->dims.size()) {
+          const Value *plate = o.value->dims[j];
+          if (auto size = ir::knownPlateSize(*plate->def)) {
+            std::optional<double> n = size->isConstant() ? std::optional<double>(double(size->constant))
+                                                         : ev_.valueOf(size->value);
+            if (n)
+              it->second.emplace_back(o.value->name, int64_t(*n));
+          }
+        }
+        visit(i);
+      }
+    };
+    ir::walk(m_.body, [&](const Op &op) {
+      for (const ir::Operand &o : op.operands)
+        visit(o);
+    });
+    return it->second;
   }
 
   /// The parameters a known input is given as, found once per input (its
@@ -865,6 +898,7 @@ private:
   std::map<size_t, std::vector<const Value *>> byFile_;
   std::set<std::string> observedNames_;
   std::map<const Value *, std::vector<KnownInputUse>> knownInputUses_;
+  std::map<const Value *, std::vector<IndexUse>> indexUses_;
   BoundData out_;
 };
 

@@ -93,6 +93,8 @@ ExprId PlanBuilder::indexExpr(const Operand &o, const Env &env, SourceRange wher
     auto it = env.find(o.value);
     if (it != env.end())
       return it->second;
+    if (ir::isKnownInput(o.value)) // an id read from the data, checked against the plate when bound
+      return p_.loadInt(dataBuffer(o.value, Data::Int), flatIndex(o.value->dims, o.indices, env, where));
   }
   fail(where, "cannot generate code for the index " + ir::toString(o));
   return p_.intConst(0);

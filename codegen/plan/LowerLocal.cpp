@@ -54,7 +54,7 @@ void PlanBuilder::emitFused(const Op &op, std::vector<Stmt> &out, Context &ctx) 
     if (!stmt || stmt->kind != OpKind::Msg || ctx.reductionAt.count(stmt))
       continue;
     std::vector<Op *> loops = ir::enclosingLoops(*stmt);
-    if (loops.size() <= depth || usesIndex(*stmt->target, loops[depth]->index))
+    if (loops.size() <= depth || targetUsesIndex(*stmt->target, loops[depth]->index))
       continue;
     if (!inner.reductionAt.count(stmt)) {
       Env env;

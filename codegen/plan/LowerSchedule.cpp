@@ -50,6 +50,22 @@ void PlanBuilder::emitNest(const std::vector<Op *> &loops, size_t from, Env &env
   out.push_back(std::move(loop));
 }
 
+bool PlanBuilder::scatters(const Operand &target) {
+  for (const Operand &i : target.indices)
+    if (i.isValue() && ir::isKnownInput(i.value))
+      return true;
+  return false;
+}
+
+bool PlanBuilder::targetUsesIndex(const Operand &target, const Value *index) {
+  if (target.isValue() && target.value == index)
+    return true;
+  for (const Operand &i : target.indices)
+    if (!(i.isValue() && ir::isKnownInput(i.value)) && usesIndex(i, index))
+      return true;
+  return false;
+}
+
 bool PlanBuilder::usesIndex(const Operand &o, const Value *index) {
   if (o.isValue() && o.value == index)
     return true;
@@ -64,7 +80,7 @@ bool PlanBuilder::usesIndex(const Operand &o, const Value *index) {
 void PlanBuilder::emitZeroTargets(const Op &msg, const std::vector<Op *> &loops, size_t from, Env env, std::vector<Stmt> &out) {
   std::vector<Op *> used;
   for (size_t j = from; j < loops.size(); ++j) {
-    bool uses = usesIndex(*msg.target, loops[j]->index);
+    bool uses = targetUsesIndex(*msg.target, loops[j]->index);
     if (uses) {
       used.push_back(loops[j]);
     }
@@ -85,6 +101,23 @@ void PlanBuilder::emitZeroTargets(const Op &msg, const std::vector<Op *> &loops,
     return; // multiplies into the first message's accumulator, reset there
   int32_t acc = accOf_.at(msg.result());
   const Posterior &post = p_.posteriors[posteriorOfQ_.at(msg.target->value)];
+  if (scatters(*msg.target)) {
+    // Rows chosen by ids from the data: any element may receive a sum, so
+    // the whole accumulator is reset (the target has no other index).
+    if (!used.empty() || msg.target->indices.size() != 1) {
+      fail(msg.loc, "an id read from the data can index a message's target only as its one index (u(user(i)) "
+                    "with u over one plate)");
+      return;
+    }
+    Stmt z;
+    z.kind = Stmt::Kind::Zero;
+    z.buffer = acc;
+    z.index = p_.intConst(0);
+    z.count = post.elements * post.width;
+    z.note = "reset " + msg.result()->name + " (rows chosen by the data)";
+    out.push_back(std::move(z));
+    return;
+  }
   if (transposed_.count(&msg)) {
     if (used.size() != 1 || used[0] != loops.back()) {
       fail(msg.loc, "internal: a partial reset of the transposed accumulator of %" + msg.result()->name);
@@ -344,7 +377,7 @@ void PlanBuilder::emitMessage(const Op &msg, const std::vector<Op *> &loops, Env
 /// the loop's reduction, and the loop may run in parallel.
 void PlanBuilder::markSum(const Op &msg, const std::vector<Op *> &loops, size_t from, std::vector<Stmt> &out) {
   if (from != 0 || loops.empty() || out.empty() || out.back().kind != Stmt::Kind::Loop ||
-      usesIndex(*msg.target, loops[0]->index) || sharedAcc_.count(&msg) || productForm_.count(&msg))
+      targetUsesIndex(*msg.target, loops[0]->index) || sharedAcc_.count(&msg) || productForm_.count(&msg))
     return;
   out.back().reductions.push_back(accOf_.at(msg.result()));
   out.back().parallel = block_ != Plan::Final;

@@ -149,6 +149,12 @@ private:
   void emitNest(const std::vector<Op *> &loops, size_t from, Env &env, std::vector<Stmt> &out,
                 const std::function<void(Env &, std::vector<Stmt> &)> &inner);
   static bool usesIndex(const Operand &o, const Value *index);
+  /// A message's target depends on loop `index` element by element: an id
+  /// read from the data (u.q[%user[%i]]) makes the loop a sum into any
+  /// element (a scatter), not one element per iteration.
+  static bool targetUsesIndex(const Operand &target, const Value *index);
+  /// The target has an id read from the data among its indices.
+  static bool scatters(const Operand &target);
   static std::vector<Operand> indicesOf(const std::vector<Op *> &loops);
   void emitZeroTargets(const Op &msg, const std::vector<Op *> &loops, size_t from, Env env, std::vector<Stmt> &out);
   void emitSchedule(const Region &r, std::vector<Stmt> &out, Context &ctx);

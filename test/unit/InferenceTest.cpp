@@ -176,6 +176,7 @@ std::vector<Example> examples() {
       {"pumps.ppl", {examplePath("data/pumps.csv")}, {}, {}, std::nullopt},
       {"linear_regression.ppl", {examplePath("data/boston_standardized.csv")}, {{"y", "medv"}}, {}, std::nullopt},
       {"bayesian_pca.ppl", {examplePath("data/wine_standardized.csv")}, {}, {}, std::nullopt},
+      {"matrix_factorisation.ppl", {examplePath("data/house_votes_train.csv")}, {}, {}, std::nullopt},
       {"hierarchical_regression.ppl", {examplePath("data/iris_groups.csv")},
        {{"s", "species"}, {"x", "sepal_length"}, {"y", "petal_length"}}, {}, std::nullopt},
   };
