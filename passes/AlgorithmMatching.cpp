@@ -57,11 +57,12 @@ public:
         auto merged = op.operands.size() > 1 && op.operands[1].isValue() ? ir::familyOf(op.operands[1].value)
                                                                          : std::nullopt;
         if (merged && isDeterministicFamily(*merged)) {
-          fail(op.loc, "arithmetic on a variable chosen by a switch (an index read from the data or a Categorical, "
-                       "as in a(g(i)) + b) is not supported by ppc's VMP yet: the " +
+          fail(op.loc, "arithmetic on a variable chosen by a random switch (a Categorical or Bernoulli index, as in "
+                       "a(z(i)) + b) is not supported by ppc's VMP yet: the " +
                            displayName(*merged) +
                            " would have to leave the switch's cases; accepted: arithmetic on variables indexed by "
-                           "plate indices (a(k) inside k's map) and on globals");
+                           "plate indices (a(k) inside k's map), by ids read from the data (g = n.map(_ => Data); "
+                           "a(g(i)) + b) and on globals");
           return;
         }
         fail(op.loc, "variational message passing in ppc does not support a variable defined in every case of a "
