@@ -1,9 +1,10 @@
 //===- test/fuzz/CsvBindingFuzzer.cpp - a CSV bound to a model's variables ===//
 //
-// Any bytes as the --infer file of three models (LDA with weights and index
-// columns; a Gaussian mixture; a Bernoulli mixture over wide columns, chosen
-// by the first byte): the CSV reader and the binder must end in bound data
-// or in errors.
+// Any bytes as the --infer file of five models (LDA with weights and index
+// columns; a Gaussian mixture; a Bernoulli mixture over wide columns; matrix
+// factorisation with ids from the data and scaled precisions; Multinomial
+// counts with trials from the data; chosen by the first byte): the CSV
+// reader and the binder must end in bound data or in errors.
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
@@ -51,10 +52,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
            "  val p = (0L until K).map(_ => (0L until D).map(_ => Beta(1.0, 1.0)))\n"
            "  val x = ?.map(_ => {\n    val z = Categorical(w)\n    (0L until D).map(d => Bernoulli(p(z)(d)))\n  })\n}\n",
            {}, {{"x", "p*"}}, std::nullopt),
+      // Ids from the data as indices and known inputs in arithmetic.
+      make("@Model class MF(U: Long = 3, I: Long = 4, K: Long = 2) {\n"
+           "  val u = (0L until U).map(_ => MvGaussian(0.0, 1.0, K))\n"
+           "  val v = (0L until I).map(_ => MvGaussian(0.0, 1.0, K))\n"
+           "  val tau = Gamma(1.0, 1.0)\n"
+           "  val n = ?\n  val user = n.map(_ => Data)\n  val item = n.map(_ => Data)\n  val s = n.map(_ => Data)\n"
+           "  val r = n.map(i => Gaussian(u(user(i)).dot(v(item(i))), tau * s(i)))\n}\n",
+           {}, {}, std::nullopt),
+      // Rows of counts adding up to trials read from the data.
+      make("@Model class M(K: Long = 3) {\n"
+           "  val p = Dirichlet(1.0, K)\n  val n = ?\n  val trials = n.map(_ => Data)\n"
+           "  val x = n.map(i => Multinomial(trials(i), p))\n}\n",
+           {}, {{"x", "x*"}}, std::nullopt),
   };
   if (size == 0)
     return 0;
-  Target &t = targets[data[0] % 3];
+  Target &t = targets[data[0] % 5];
   ppc::rt::BindingOptions options = t.options;
   options.files = {ppc::fuzz::scratchFile("data.csv", data + 1, size - 1)};
   std::vector<std::string> errors;
