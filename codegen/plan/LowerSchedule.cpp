@@ -101,21 +101,26 @@ void PlanBuilder::emitZeroTargets(const Op &msg, const std::vector<Op *> &loops,
     return; // multiplies into the first message's accumulator, reset there
   int32_t acc = accOf_.at(msg.result());
   const Posterior &post = p_.posteriors[posteriorOfQ_.at(msg.target->value)];
-  if (scatters(*msg.target)) {
-    // Rows chosen by ids from the data: any element may receive a sum, so
-    // the whole accumulator is reset (the target has no other index).
-    if (!used.empty() || msg.target->indices.size() != 1) {
-      fail(msg.loc, "an id read from the data can index a message's target only as its one index (u(user(i)) "
-                    "with u over one plate)");
-      return;
-    }
+  // The whole accumulator reset at once (rows chosen by the data; a
+  // datum-major layout).
+  auto resetWhole = [&](const char *why) {
     Stmt z;
     z.kind = Stmt::Kind::Zero;
     z.buffer = acc;
     z.index = p_.intConst(0);
     z.count = post.elements * post.width;
-    z.note = "reset " + msg.result()->name + " (rows chosen by the data)";
+    z.note = "reset " + msg.result()->name + " (" + why + ")";
     out.push_back(std::move(z));
+  };
+  if (scatters(*msg.target)) {
+    // Rows chosen by ids from the data: any element may receive a sum (the
+    // target has no other index).
+    if (!used.empty() || msg.target->indices.size() != 1) {
+      fail(msg.loc, "an id read from the data can index a message's target only as its one index (u(user(i)) "
+                    "with u over one plate)");
+      return;
+    }
+    resetWhole("rows chosen by the data");
     return;
   }
   if (transposed_.count(&msg)) {
@@ -123,13 +128,7 @@ void PlanBuilder::emitZeroTargets(const Op &msg, const std::vector<Op *> &loops,
       fail(msg.loc, "internal: a partial reset of the transposed accumulator of %" + msg.result()->name);
       return;
     }
-    Stmt z;
-    z.kind = Stmt::Kind::Zero;
-    z.buffer = acc;
-    z.index = p_.intConst(0);
-    z.count = post.elements * post.width;
-    z.note = "reset " + msg.result()->name + " (datum-major)";
-    out.push_back(std::move(z));
+    resetWhole("datum-major");
     return;
   }
   bool product = productForm_.count(&msg) > 0;

@@ -134,15 +134,14 @@ private:
       if (p_.mentions(loop.body[k], dst.buffer))
         return false;
     const Arg X = c.args[size_t(rows)];
-    emitBlocks(loop, before, [&](ExprId first, ExprId count) {
+    callsOnRowBlocks(p_, loop.bound, kRowsPerBlock, loop.parallel, {}, [&](ExprId first, ExprId count, ExprId) {
       Stmt r;
       r.kind = Stmt::Kind::Call;
       r.kernel = rt::findRuntimeKernel("ppc_dot_forward_rows");
       r.args = {intArg(count), c.args[0], stats, rowsFrom(X, first, *D), rowsFrom(dst, first, 2)};
-      (void)blockVar_;
       r.note = c.note + " (all rows)";
       return r;
-    }, {});
+    }, before);
     return true;
   }
 
@@ -168,7 +167,7 @@ private:
       return false;
     loop.reductions.erase(std::remove(loop.reductions.begin(), loop.reductions.end(), dst.buffer),
                           loop.reductions.end());
-    // One table of X^T X per call (emitBlocks: whole blocks, then the rest).
+    // One table of X^T X per call (callsOnRowBlocks: whole blocks, then the rest).
     int64_t blocks = 1;
     if (bound && *bound >= 2 * kRowsPerBlock)
       blocks = *bound / kRowsPerBlock + (*bound % kRowsPerBlock ? 1 : 0);
@@ -185,23 +184,22 @@ private:
     }
     const int32_t g = known->second;
     const Arg X = c.args[2];
-    emitBlocks(loop, after, [&](ExprId first, ExprId count) {
+    callsOnRowBlocks(p_, loop.bound, kRowsPerBlock, loop.parallel, {dst.buffer},
+                     [&](ExprId first, ExprId count, ExprId block) {
       Stmt r;
       r.kind = Stmt::Kind::Call;
       r.kernel = rt::findRuntimeKernel("ppc_dot_to_operand_rows");
       Arg table; // the call's own table
       table.kind = Arg::Kind::Pointer;
       table.buffer = g;
-      table.expr = p_.mul(blockVar_, p_.intConst(1 + *D * *D));
+      table.expr = p_.mul(block, p_.intConst(1 + *D * *D));
       r.args = {intArg(count), c.args[0], rowsFrom(eta, first, 2), rowsFrom(X, first, *D), weight, table, dst};
       r.note = c.note + " (all rows)";
       return r;
-    }, {dst.buffer});
+    }, after);
     return true;
   }
 
-  /// The block a call made by emitBlocks covers (its table's index).
-  ExprId blockVar_ = kNoExpr;
   /// (data matrix, blocks) -> its tables of X^T X.
   std::map<std::pair<int32_t, int64_t>, int32_t> grams_;
 
@@ -216,34 +214,6 @@ private:
     Arg a = row;
     a.expr = p_.mul(first, p_.intConst(width));
     return a;
-  }
-
-  /// The calls on blocks of the loop's rows: a loop over whole blocks
-  /// (parallel when the loop was), then one call on the rest.
-  template <class Make>
-  void emitBlocks(const Stmt &loop, std::vector<Stmt> &out, Make make, std::vector<int32_t> reductions) {
-    const auto N = p_.constantOf(loop.bound);
-    if (!N || *N < 2 * kRowsPerBlock) {
-      blockVar_ = p_.intConst(0);
-      out.push_back(make(p_.intConst(0), loop.bound));
-      return;
-    }
-    const int64_t blocks = *N / kRowsPerBlock, rest = *N % kRowsPerBlock;
-    Stmt blockLoop;
-    blockLoop.kind = Stmt::Kind::Loop;
-    blockLoop.var = p_.loopVars++;
-    blockLoop.bound = p_.intConst(blocks);
-    blockLoop.parallel = loop.parallel;
-    blockLoop.reductions = reductions;
-    const ExprId b = p_.loopVar(blockLoop.var);
-    blockVar_ = b;
-    Stmt call = make(p_.mul(b, p_.intConst(kRowsPerBlock)), p_.intConst(kRowsPerBlock));
-    blockLoop.body.push_back(std::move(call));
-    out.push_back(std::move(blockLoop));
-    if (rest) {
-      blockVar_ = p_.intConst(blocks);
-      out.push_back(make(p_.intConst(blocks * kRowsPerBlock), p_.intConst(rest)));
-    }
   }
 
   Plan &p_;

@@ -177,22 +177,12 @@ private:
   }
 
   void wholePlate(const Stmt &loop, Stmt c, std::vector<Stmt> &out) {
-    auto N = p_.constantOf(loop.bound);
-    if (!loop.parallel || !N || *N < 2 * kRowsPerBlock) {
+    if (!loop.parallel) {
       out.push_back(onRows(c, loop.var, p_.intConst(0), loop.bound));
       return;
     }
-    const int64_t blocks = *N / kRowsPerBlock, rest = *N % kRowsPerBlock;
-    Stmt blockLoop;
-    blockLoop.kind = Stmt::Kind::Loop;
-    blockLoop.var = p_.loopVars++;
-    blockLoop.bound = p_.intConst(blocks);
-    blockLoop.parallel = true;
-    blockLoop.body.push_back(onRows(c, loop.var, p_.mul(p_.loopVar(blockLoop.var), p_.intConst(kRowsPerBlock)),
-                                    p_.intConst(kRowsPerBlock)));
-    out.push_back(std::move(blockLoop));
-    if (rest)
-      out.push_back(onRows(c, loop.var, p_.intConst(blocks * kRowsPerBlock), p_.intConst(rest)));
+    callsOnRowBlocks(p_, loop.bound, kRowsPerBlock, true, {},
+                     [&](ExprId first, ExprId count, ExprId) { return onRows(c, loop.var, first, count); }, out);
   }
 
   Plan &p_;

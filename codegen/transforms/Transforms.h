@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <functional>
+
 #include "codegen/plan/Plan.h"
 
 namespace ppc::codegen {
@@ -29,6 +31,14 @@ int batchLinearStatistics(Plan &p);
 
 /// Per-element calls of statistics and entropy row kernels that end a loop
 /// become calls on all its rows after it (RowKernelFission.cpp).
+/// The calls `make(first, count, block)` covering rows [0, bound): one call
+/// when the bound is unknown or under two blocks, else a loop over whole
+/// blocks of `rowsPerBlock` (parallel as asked, with these reductions), then
+/// one call on the rest, block index `blocks` (RowBlocks.cpp).
+void callsOnRowBlocks(Plan &p, ExprId bound, int64_t rowsPerBlock, bool parallel, std::vector<int32_t> reductions,
+                      const std::function<Stmt(ExprId first, ExprId count, ExprId block)> &make,
+                      std::vector<Stmt> &out);
+
 /// Inner products with a known operand's rows (w.dot(x(i))): their forward
 /// statistics before the data loop and their messages after it, as calls on
 /// blocks of rows, with X^T X tabulated once (BatchDot.cpp).

@@ -42,8 +42,7 @@ double ppc_binomial_avglogfactor_obs_n(int64_t n, const double* x, const int64_t
 #ifndef PPC_RUNTIME_BITCODE
 // ---- the catalogue's entry (not in the bitcode: kernels only) ----
 
-#include "runtime/Catalogue.h"
-#include "runtime/SymbolTable.h"
+#include "runtime/factors/ObservedOnlyEntry.h"
 
 namespace ppc::rt::factors {
 
@@ -65,27 +64,11 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_binomial_avglogfactor_obs_n),
 };
 
-// No posterior of a Binomial variable: width 0 makes the code generator
-// refuse one (algorithm matching refuses it first: no message to the sample).
-int64_t width(int64_t) { return 0; }
-std::vector<double> pointMass(double c, int64_t) { return {c}; }
-std::vector<std::string> outputColumns(int64_t) { return {}; }
-void standardParameters(int64_t, const double *, const double *, std::vector<double> &) {}
-
 } // namespace
 
-extern const FactorEntry kBinomial = {
-    {Family::Binomial, kMessages, "", "ppc_binomial_avglogfactor_obs_n", kReadSampleAnd2},
-    "",
-    "",
-    false,
-    width,
-    pointMass,
-    outputColumns,
-    standardParameters,
-    kPatterns,
-    kSymbols,
-};
+extern const FactorEntry kBinomial =
+    observedOnlyEntry(Family::Binomial, kMessages, "ppc_binomial_avglogfactor_obs_n", kReadSampleAnd2, kPatterns,
+                      kSymbols);
 
 } // namespace ppc::rt::factors
 #endif // PPC_RUNTIME_BITCODE

@@ -47,8 +47,7 @@ double ppc_multinomial_avglogfactor_obs_n(int64_t n, const double* x, const int6
 #ifndef PPC_RUNTIME_BITCODE
 // ---- the catalogue's entry (not in the bitcode: kernels only) ----
 
-#include "runtime/Catalogue.h"
-#include "runtime/SymbolTable.h"
+#include "runtime/factors/ObservedOnlyEntry.h"
 
 namespace ppc::rt::factors {
 
@@ -70,26 +69,11 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_multinomial_avglogfactor_obs_n),
 };
 
-// No posterior of a Multinomial variable (observed only, as Binomial).
-int64_t width(int64_t) { return 0; }
-std::vector<double> pointMass(double c, int64_t) { return {c}; }
-std::vector<std::string> outputColumns(int64_t) { return {}; }
-void standardParameters(int64_t, const double *, const double *, std::vector<double> &) {}
-
 } // namespace
 
-extern const FactorEntry kMultinomial = {
-    {Family::Multinomial, kMessages, "", "ppc_multinomial_avglogfactor_obs_n", kReadSampleAnd2},
-    "",
-    "",
-    false,
-    width,
-    pointMass,
-    outputColumns,
-    standardParameters,
-    kPatterns,
-    kSymbols,
-};
+extern const FactorEntry kMultinomial =
+    observedOnlyEntry(Family::Multinomial, kMessages, "ppc_multinomial_avglogfactor_obs_n", kReadSampleAnd2,
+                      kPatterns, kSymbols);
 
 } // namespace ppc::rt::factors
 #endif // PPC_RUNTIME_BITCODE
