@@ -220,6 +220,11 @@ public:
   /// factor's arguments; `marginal.back` (backward) sums the messages of m's
   /// children, which the factor passes back to its arguments.
   bool backward = false;
+  /// Random ops: held at a posterior the user gives (--given): no message
+  /// goes to it and it has no entropy term. Marginal ops: such a variable's
+  /// posterior (`marginal.given`), which sums no messages and is never
+  /// updated.
+  bool given = false;
   /// Fuse ops: the elements can run in parallel.
   bool parallel = false;
   /// Msg ops: the gates the factor is in but its target is not: the message

@@ -543,11 +543,12 @@ private:
       addMessageResult(op, name(resultToks[0]), t);
       return true;
     }
-    if (opName == "marginal" || opName == "marginal.back") {
+    if (opName == "marginal" || opName == "marginal.back" || opName == "marginal.given") {
       if (!requireResults(1))
         return false;
       Op *op = builder_->create(OpKind::Marginal, loc);
       op->backward = opName == "marginal.back";
+      op->given = opName == "marginal.given";
       Operand var;
       if (!parseOperand(var))
         return false;
@@ -615,6 +616,12 @@ private:
       if (!op->isRandom() && op->kind != OpKind::GateExit)
         return fail("only random variables can be observed");
       op->observed = true;
+      consume();
+    }
+    if (is("given")) {
+      if (!op->isRandom() || op->observed)
+        return fail("only latent random variables can be given (held at a saved posterior)");
+      op->given = true;
       consume();
     }
     if (!expect(":"))

@@ -207,7 +207,7 @@ private:
       os << '\n';
       return;
     case OpKind::Marginal:
-      os << (op.backward ? "marginal.back " : "marginal ");
+      os << (op.backward ? "marginal.back " : op.given ? "marginal.given " : "marginal ");
       operand(op.operands[0]);
       os << " (";
       for (size_t i = 1; i < op.operands.size(); ++i) {
@@ -276,6 +276,8 @@ private:
     os << ')';
     if (op.observed && op.kind != OpKind::Data) // data are known by definition
       os << " observed";
+    if (op.given)
+      os << " given";
     if (!op.results.empty()) {
       os << " : ";
       type(op.results[0]->type);

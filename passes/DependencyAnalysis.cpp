@@ -108,12 +108,16 @@ bool analyzeDependencies(const ir::Module &m, DependencyGraph &g, DiagnosticEngi
         addEdge(it->second, b, DepKind::Plain);
     }
   }
-  // Loop-invariant statements: no path from any marginal.
+  // Loop-invariant statements: no path from any marginal. A given marginal
+  // (--given) never changes, so it is invariant itself (never updated), but
+  // what reads it is not: a message over the tokens of a nested schedule's
+  // element must be recomputed with the element, whose rows are the only
+  // ones kept (codegen/plan/Layout.cpp's scratch posteriors).
   g.invariant.assign(n, true);
   std::vector<unsigned> work;
   for (unsigned s = 0; s < n; ++s)
     if (g.isMarginal(s)) {
-      g.invariant[s] = false;
+      g.invariant[s] = g.stmts[s]->given;
       work.push_back(s);
     }
   while (!work.empty()) {

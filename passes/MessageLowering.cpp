@@ -151,6 +151,7 @@ private:
       idx.push_back(Operand::ofValue(info->map[l->index]));
     marginal->operands.push_back(Operand::ofValue(v, idx));
     marginal->deps.push_back(DepKind::Plain);
+    marginal->given = v->def->given; // held at the user's posterior: sums no messages
     info->q = b_.addResult(marginal, v->name + ".q", v->type);
     info->marginal = marginal;
     if (isDeterministic(v)) {
@@ -267,8 +268,8 @@ private:
     bool sampleObserved = f.observed;
 
     for (size_t a = 0; a < args.size(); ++a) {
-      if (!args[a].var)
-        continue; // constants and data receive no messages
+      if (!args[a].var || args[a].var->def->given)
+        continue; // constants, data and given posteriors receive no messages
       const MessageOperator &mo = ops.toArgument[a];
       std::string kernel(sampleObserved && a != 0 && !mo.observedKernel.empty() ? mo.observedKernel : mo.kernel);
       if (kernel.empty()) {
@@ -406,7 +407,7 @@ private:
       std::string kernel(f.observed && !ops.observedElboKernel.empty() ? ops.observedElboKernel : ops.elboKernel);
       emit(kernel, inputs, f.result()->name, map, r);
     }
-    if (!f.observed && args[0].var) {
+    if (!f.observed && args[0].var && !f.given) {
       IndexMap map;
       Region *r = mirrorLoops(loops, map, "");
       emit(std::string(entropyKernel(f.family)), {{args[0].operand, DepKind::Required}}, "H." + f.result()->name, map,

@@ -11,8 +11,10 @@
 // marks every node it (transitively) triggers invalid and waiting.
 // Score: sources already fresh in this iteration count for a node, valid
 // nodes it would invalidate count against it, and so does recomputing or
-// invalidating a variable the user initialized (--init) while that
-// initialization is unused.
+// invalidating an initialized gate condition (random, or the user's --init
+// in its place) while that initialization is unused. A user's start of any
+// other variable changes where a run starts, not the iteration schedule: a
+// run started from another's posteriors continues it.
 //
 // Loop-invariant statements (priors: no path from any marginal) run once,
 // before the iterations.
@@ -46,6 +48,7 @@ using ir::Region;
 Scheduler::Scheduler(const DependencyGraph &g, std::vector<bool> userInitialized, DiagnosticEngine &diags)
     : g_(g), userInitialized_(std::move(userInitialized)), diags_(diags) {
   userInitialized_.resize(g_.stmts.size(), false);
+  scheduled_ = userInitialized_;
   closures();
 }
 
@@ -87,8 +90,8 @@ long Scheduler::iterationScore(unsigned v) const {
       score += 10;
   for (unsigned w : triggers_[v])
     if (valid_[w])
-      score -= 1 + (userInitialized_[w] && !initUsed_[w] ? 100 : 0);
-  if (userInitialized_[v] && valid_[v] && !initUsed_[v])
+      score -= 1 + (scheduled_[w] && !initUsed_[w] ? 100 : 0);
+  if (scheduled_[v] && valid_[v] && !initUsed_[v])
     score -= 100; // recomputing a user's initialization before it is used
   return score;
 }
@@ -245,8 +248,7 @@ void Scheduler::initialization() {
     for (unsigned v : iter_) {
       for (unsigned e : g_.sources[v]) {
         unsigned u = g_.edges[e].from;
-        if (g_.edges[e].kind != DepKind::Trigger && done[u] && u < automatic_.size() && automatic_[u] &&
-            !g_.invariant[v])
+        if (g_.edges[e].kind != DepKind::Trigger && done[u] && scheduled_[u] && !g_.invariant[v])
           pending.insert(v);
       }
       done[v] = true;
@@ -266,11 +268,15 @@ void Scheduler::initialization() {
     auto family = ir::familyOf(to.operands[0].value);
     return family && !from.kernel.empty() && from.kernel == factorOperators(*family).toArgument[0].kernel;
   };
-  // The user's initializations are values already: never recomputed here.
+  // The user's initializations and given posteriors are values already:
+  // never computed here.
   std::vector<bool> executed = userInitialized_;
-  for (unsigned s = 0; s < n; ++s)
-    if (userInitialized_[s])
+  for (unsigned s = 0; s < n; ++s) {
+    if (g_.stmts[s]->kind == ir::OpKind::Marginal && g_.stmts[s]->given)
+      executed[s] = true;
+    if (executed[s])
       pending.erase(s);
+  }
   // The invalidation rule: updating a node during initialization means
   // updating what it invalidates, if the iteration uses that before
   // updating it.
@@ -420,6 +426,14 @@ public:
     std::vector<bool> automatic;
     Scheduler scheduler(*g, initializedStatements(*g, ctx, &automatic), ctx.diags);
     scheduler.setAutomaticInitializations(std::move(automatic));
+    // The iteration is shaped around the conditions' starts only (random
+    // or the user's), as if no other variable were initialized.
+    PassContext conditionsOnly{ctx.diags, ctx.out, {}, {}};
+    conditionsOnly.randomInitConditions = true;
+    std::vector<bool> scheduled = initializedStatements(*g, conditionsOnly);
+    if (!ctx.randomInitConditions) // no random starts: the user's are all there is
+      scheduled = initializedStatements(*g, ctx);
+    scheduler.setScheduledInitializations(std::move(scheduled));
     if (!scheduler.run() || ctx.diags.hasErrors())
       return false;
     scheduler.emit(m);

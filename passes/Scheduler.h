@@ -42,6 +42,12 @@ public:
   void setIteration(std::vector<unsigned> order) { iter_ = std::move(order); }
   /// Initializations ppc made itself (random): never warned about.
   void setAutomaticInitializations(std::vector<bool> a) { automatic_ = std::move(a); }
+  /// The initializations the iteration schedule is shaped around (the
+  /// random starts of gate conditions, or the user's values in their
+  /// place): by default all of them. A user's start of another variable
+  /// (--init) changes where a run starts, not its schedule, so that a run
+  /// started from another's posteriors continues it.
+  void setScheduledInitializations(std::vector<bool> s) { scheduled_ = std::move(s); }
   /// The initialization schedule for the current iteration schedule.
   void initialization();
   void finalization();
@@ -66,7 +72,7 @@ private:
   void dropRepeatedUpdates();
 
   const DependencyGraph &g_;
-  std::vector<bool> userInitialized_, automatic_;
+  std::vector<bool> userInitialized_, automatic_, scheduled_;
   DiagnosticEngine &diags_;
   std::vector<std::vector<unsigned>> triggers_;
   std::vector<bool> valid_, fresh_, initUsed_;

@@ -573,6 +573,8 @@ private:
         bp.offsets[g + 1] = bp.offsets[g] + sizes[g];
       if (explicitIndex[j] && j + 1 < depth)
         warnUnmentionedElements(t, p, indexColumns[j], idx[j], groupOf, sizes);
+      if (explicitIndex[j])
+        bp.column = indexColumns[j].name;
       if (isDataPlate(p)) {
         auto prev = out_.plates.find(p);
         if (prev != out_.plates.end() && prev->second.sizes != bp.sizes) {
@@ -580,6 +582,8 @@ private:
           return;
         }
       }
+      if (auto prev = out_.plates.find(p); prev != out_.plates.end() && bp.column.empty())
+        bp.column = prev->second.column;
       out_.plates[p] = bp;
       for (size_t r = 0; r < rows; ++r)
         groupOf[r] = bp.offsets[groupOf[r]] + elem[r];

@@ -59,6 +59,9 @@ const ir::Value *partitionPlate(const ir::Module &m, std::string &error);
 struct BoundPlate {
   std::vector<int64_t> sizes;
   std::vector<int64_t> offsets;
+  /// The index column its elements came from (as the file names it), empty
+  /// when rows in order gave them: the index column of outputs over it.
+  std::string column;
   int64_t flattened() const { return offsets.empty() ? 0 : offsets.back(); }
 };
 

@@ -100,6 +100,9 @@ std::vector<std::string_view> catalogueKernels() {
   return out;
 }
 
+std::vector<std::string> catalogue::noSummaryColumns(int64_t) { return {}; }
+void catalogue::noSummaries(int64_t, const double *, std::vector<double> &) {}
+
 std::vector<std::string> catalogue::indexedColumns(const char *prefix, int64_t k) {
   std::vector<std::string> cols;
   for (int64_t i = 0; i < k; ++i)

@@ -102,6 +102,18 @@ struct FactorEntry {
   std::span<const KernelPattern> patterns;
   /// The family's kernels, for the JIT and the interpreter.
   std::span<const rt::RuntimeSymbol> symbols;
+  /// The inverse of standardParameters (--init, --given): one element's
+  /// natural parameters from its standard ones (outputColumns' order).
+  /// Returns -1 when they are valid, else the index of the first one that is
+  /// not, with `why` saying what it must be ("> 0"). Null: a posterior of
+  /// this family cannot be given (a value computed from its operands).
+  int64_t (*naturalParameters)(int64_t k, const double *standard, double *eta, std::string &why);
+  /// Columns written after the standard parameters so that a table reads
+  /// without the family's formulas (a Gamma's mean and variance), and their
+  /// values from one element's standard parameters; none when the standard
+  /// parameters are the mean already (a Gaussian's mean and variance).
+  std::vector<std::string> (*summaryColumns)(int64_t k);
+  void (*summaries)(int64_t k, const double *standard, std::vector<double> &out);
 };
 
 /// Kernels no family owns (vector helpers, product forms, ...), grouped by
@@ -160,6 +172,9 @@ inline constexpr OperatorInput kGaussianElbo[] = {{0, DepKind::Plain}, {1, DepKi
 inline constexpr MessageOperator kNoMessage{"", "", kNone};
 /// k parameters named prefix0, prefix1, ... (Dirichlet's alpha_0, ...).
 std::vector<std::string> indexedColumns(const char *prefix, int64_t k);
+/// For families whose standard parameters are their summaries already.
+std::vector<std::string> noSummaryColumns(int64_t k);
+void noSummaries(int64_t k, const double *standard, std::vector<double> &out);
 } // namespace catalogue
 
 } // namespace ppc

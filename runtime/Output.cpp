@@ -203,21 +203,46 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
     return false;
   };
 
+  nlohmann::ordered_json columns = nlohmann::ordered_json::object();
   for (const PosteriorTable &p : posteriors) {
     if (!validName(p.variable))
       return fail("cannot name an output file after variable '" + p.variable + "'");
+    const FactorEntry &entry = factorEntry(p.family);
     std::vector<std::string> cols = posteriorColumns(p.family, p.dimension);
-    if (cols.empty() || p.values.size() % cols.size() != 0)
+    std::vector<std::string> summaries = entry.summaryColumns(p.dimension);
+    const size_t nIndex = p.indexColumns.size();
+    if (cols.empty() || p.values.size() % cols.size() != 0 ||
+        p.indices.size() != p.values.size() / cols.size() * nIndex)
       return fail("internal error: the posterior of '" + p.variable + "' does not have " +
                   std::to_string(cols.size()) + " columns");
     std::string text;
-    for (size_t c = 0; c < cols.size(); ++c)
-      text += (c ? "," : "") + cols[c];
+    std::vector<std::string> header = p.indexColumns;
+    header.insert(header.end(), cols.begin(), cols.end());
+    header.insert(header.end(), summaries.begin(), summaries.end());
+    for (size_t c = 0; c < header.size(); ++c)
+      text += (c ? "," : "") + header[c];
     text += '\n';
-    for (size_t i = 0; i < p.values.size(); ++i) {
-      text += ir::formatDouble(p.values[i]);
-      text += (i + 1) % cols.size() == 0 ? '\n' : ',';
+    std::vector<double> summary;
+    for (size_t r = 0; r * cols.size() < p.values.size(); ++r) {
+      for (size_t j = 0; j < nIndex; ++j)
+        text += std::to_string(p.indices[r * nIndex + j]) + ',';
+      const double *row = p.values.data() + r * cols.size();
+      summary.clear();
+      entry.summaries(p.dimension, row, summary);
+      for (size_t c = 0; c < cols.size(); ++c)
+        text += (c ? "," : "") + ir::formatDouble(row[c]);
+      for (double v : summary)
+        text += ',' + ir::formatDouble(v);
+      text += '\n';
     }
+    nlohmann::ordered_json c;
+    c["file"] = p.variable + ".csv";
+    c["family"] = std::string(familySpec(p.family).spelling);
+    c["rows"] = p.values.size() / cols.size();
+    c["index"] = p.indexColumns;
+    c["parameters"] = cols;
+    c["summaries"] = summaries;
+    columns[p.variable] = std::move(c);
     std::string reason;
     if (!writeFile(tmp / (p.variable + ".csv"), text, reason))
       return fail("cannot write --out '" + dir + "': " + reason + " (writing " + p.variable + ".csv)");
@@ -233,6 +258,20 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
   j["init_seconds"] = summary.initSeconds;
   j["inference_seconds"] = summary.inferenceSeconds;
   j["options"] = summary.options;
+  if (summary.heldout) {
+    const RunSummary::Heldout &h = *summary.heldout;
+    nlohmann::ordered_json hj;
+    hj["file"] = h.file;
+    hj["elbo"] = h.elbo;
+    hj["observations"] = h.observations;
+    hj["bound_per_observation"] = h.perObservation;
+    hj["perplexity"] = std::exp(-h.perObservation);
+    hj["iterations"] = h.iterations;
+    hj["converged"] = h.converged;
+    j["heldout"] = std::move(hj);
+  }
+  // Which column of each posterior's file is which.
+  j["posteriors"] = std::move(columns);
   if (std::string reason; !writeFile(tmp / "summary.json", j.dump(2) + "\n", reason))
     return fail("cannot write --out '" + dir + "': " + reason + " (writing summary.json)");
   syncDirectory(tmp);

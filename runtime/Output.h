@@ -2,13 +2,18 @@
 //
 // `--out DIR` writes, atomically (a temporary directory in the same place,
 // fsync'ed, then renamed over DIR), one CSV per latent variable, one row per
-// plate element, with the columns of its family:
-//   Gaussian mean,variance   Gamma shape,rate   Beta alpha,beta
-//   Dirichlet alpha_0..alpha_{K-1}   Bernoulli p   Categorical p_0..p_{K-1}
-//   Poisson rate
+// plate element: first the index of the element in each of its plates (a
+// column named after the data's index column, e.g. `doc`, or the plate),
+// then the standard parameters of its family, then summaries the
+// parameters are not already (a Gamma's mean and variance):
+//   Gaussian mean,variance   Gamma shape,rate,mean,variance
+//   Beta alpha,beta,mean,variance   Dirichlet alpha_0..alpha_{K-1},mean_0..
+//   Bernoulli p   Categorical p_0..p_{K-1}   Poisson rate
+//   MvGaussian mean_i,cov_i_j   Wishart dof,scale_i_j,mean_i_j
 // and summary.json (ELBO trace, cumulative times, iterations, convergence,
-// compile and inference seconds, the options used). Numbers are written in
-// their shortest exact form (ir::formatDouble). An existing DIR is replaced in one step.
+// compile and inference seconds, the options used, and which column of each
+// posterior's file is which). Numbers are written in their shortest exact
+// form (ir::formatDouble). An existing DIR is replaced in one step.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -17,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +35,10 @@ struct PosteriorTable {
   Family family = Family::Gaussian;
   int64_t dimension = 1; ///< K for Dirichlet and Categorical, D for MvGaussian and Wishart
   std::vector<double> values; ///< row-major, rows x columns
+  /// The plates of its rows (the index columns) and each row's element in
+  /// them: rows x indexColumns.size(), row-major.
+  std::vector<std::string> indexColumns;
+  std::vector<int64_t> indices;
 };
 
 std::vector<std::string> posteriorColumns(Family f, int64_t dimension);
@@ -45,6 +55,15 @@ struct RunSummary {
   /// the first iteration, so not in `time` or `inferenceSeconds`.
   double initSeconds = 0;
   std::map<std::string, std::string> options; ///< the options used, as given
+  /// A held-out evaluation (--heldout): the bound of the held-out data with
+  /// the trained globals given, and per observation (weighted count).
+  struct Heldout {
+    std::string file;
+    double elbo = 0, observations = 0, perObservation = 0;
+    int64_t iterations = 0;
+    bool converged = false;
+  };
+  std::optional<Heldout> heldout;
 };
 
 /// Empty when `--out dir` can be written: its parent exists and `dir` is new,

@@ -25,6 +25,7 @@
 #include "runtime/VectorIsa.h"
 #include "tools/Driver.h"
 #include "tools/Repl.h"
+#include "tools/UserPosteriors.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -83,6 +84,11 @@ struct RunFlags {
   codegen::PlanOptions plan;
   /// --print-after, --verify-each, --time-passes for the plan's steps.
   passes::PassManagerOptions passOptions;
+  /// --init and --given: posteriors read from files before the run.
+  std::vector<PosteriorSource> sources;
+  /// After training (--heldout): scores held-out data with the trained
+  /// globals given; null without --heldout.
+  std::function<bool(const codegen::Inference &trained, rt::RunSummary::Heldout &out)> heldout;
 };
 
 /// The processes of a data-parallel run (null: a plain run).
@@ -149,8 +155,19 @@ void gatherPartitioned(const codegen::Plan &plan, std::vector<rt::PosteriorTable
   for (const codegen::Posterior &post : plan.posteriors) {
     if (post.scratch)
       continue;
-    if (post.partitioned && gComm)
-      tables[t].values = gComm->gatherToRoot(tables[t].values);
+    if (post.partitioned && gComm) {
+      rt::PosteriorTable &table = tables[t];
+      table.values = gComm->gatherToRoot(table.values);
+      // Element ids in the split plate count from this process's first
+      // element: offset by the elements of the processes before it.
+      const size_t nIndex = table.indexColumns.size();
+      const int64_t offset = nIndex ? gComm->exclusiveSum(post.rowDims[0].size) : 0;
+      std::vector<double> ids(table.indices.begin(), table.indices.end());
+      for (size_t r = 0; nIndex && r * nIndex < ids.size(); ++r)
+        ids[r * nIndex] += double(offset);
+      ids = gComm->gatherToRoot(ids);
+      table.indices.assign(ids.begin(), ids.end());
+    }
     ++t;
   }
 }
@@ -255,10 +272,21 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   if (gComm)
     options["processes"] = std::to_string(gComm->size());
   summary.options = std::move(options);
+  // The posteriors the user gives (--init, --given), read before anything runs.
+  std::map<std::string, std::vector<double>> start;
+  if (!readPosteriorSources(*plan, flags.sources, start, error)) {
+    if (isRoot())
+      llvm::errs() << "ppc: error: " << error << "\n";
+    return 1;
+  }
   codegen::Inference inference(*plan);
   uint64_t seed = flags.run.seed;
   auto initStart = std::chrono::steady_clock::now();
-  inference.initialize(*engine, seed);
+  if (!inference.initialize(*engine, seed, start, error)) {
+    if (isRoot())
+      llvm::errs() << "ppc: error: " << error << "\n";
+    return 1;
+  }
   summary.initSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - initStart).count();
   codegen::RunOptions runOptions = flags.run;
   runOptions.discreteObservations = rt::discreteObservations(module);
@@ -314,11 +342,105 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
                  << llvm::format("%.3f", summary.inferenceSeconds) << " s inference, "
                  << llvm::format("%.3f", summary.compileSeconds) << " s to compile)\n";
   printSummary(tables, vocab, llvm::outs());
+  if (flags.heldout) {
+    rt::RunSummary::Heldout h;
+    if (!flags.heldout(inference, h))
+      return 1;
+    llvm::outs() << "held-out " << h.file << ": ELBO " << llvm::format("%.10g", h.elbo) << " over "
+                 << llvm::format("%.10g", h.observations) << " observations: "
+                 << llvm::format("%.6f", h.perObservation) << " nats per observation, perplexity "
+                 << llvm::format("%.4f", std::exp(-h.perObservation)) << " ("
+                 << (h.converged ? "converged" : "stopped") << " after " << h.iterations
+                 << (h.iterations == 1 ? " iteration" : " iterations") << ")\n";
+    summary.heldout = h;
+  }
   if (!flags.out.empty() && !rt::writeOutputs(flags.out, summary, tables, error)) {
     llvm::errs() << "ppc: error: " << error << "\n";
     return 1;
   }
   return 0;
+}
+
+/// --heldout: the model compiled again for the held-out files, its globals
+/// given at the trained posteriors (exactly: the trained natural
+/// parameters, not a round trip through a CSV), run to convergence with the
+/// training's options; its ELBO is the held-out bound.
+static bool evaluateHeldout(const std::string &source, const std::string &modelPath,
+                            const std::map<std::string, std::string> &params, const rt::BindingOptions &binding,
+                            const ScheduleOptions &schedule, const RunFlags &flags, const codegen::Inference &trained,
+                            rt::RunSummary::Heldout &out) {
+  std::string error;
+  DiagnosticEngine diags(modelPath, source, llvm::errs());
+  std::unique_ptr<ir::Module> module = compileModel(source, diags);
+  if (!module)
+    return false;
+  std::optional<ir::Evaluation> evaluation = ir::evaluate(*module, params, /*requireAll=*/true, diags);
+  if (!evaluation)
+    return false;
+  giveGlobals(*module);
+  std::vector<std::string> errors;
+  std::optional<rt::BoundData> data = rt::bindData(*module, *evaluation, binding, errors);
+  for (const std::string &e : errors)
+    llvm::errs() << "ppc: error: --heldout: " << e << "\n";
+  if (!data)
+    return false;
+  for (const std::string &w : data->warnings)
+    llvm::errs() << "ppc: warning: --heldout: " << w << "\n";
+  out.file = binding.files.front();
+  for (size_t i = 1; i < binding.files.size(); ++i)
+    out.file += "," + binding.files[i];
+  out.observations = countObservations(*module, *evaluation, *data);
+  passes::PassContext ctx{diags, nullptr, {}, {}};
+  schedule.apply(ctx);
+  passes::PassManager pm(passes::PassManagerOptions{});
+  if (!pm.addPipeline(pipelineForEmit(""), error) || !pm.run(*module, ctx, llvm::outs(), llvm::errs())) {
+    if (!error.empty())
+      llvm::errs() << "ppc: error: --heldout: " << error << "\n";
+    return false;
+  }
+  codegen::PlanOptions planOptions = flags.plan;
+  planOptions.lowering.userInitialized.clear();
+  std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(*module, *evaluation, *data, true, diags, planOptions,
+                                                           passes::PassManagerOptions{}, nullptr, &llvm::errs());
+  data.reset();
+  if (!plan)
+    return false;
+  if (std::string problem = codegen::planMemoryProblem(*plan); !problem.empty()) {
+    llvm::errs() << "ppc: error: --heldout: " << problem << "\n";
+    return false;
+  }
+  std::unique_ptr<codegen::JitSession> session;
+  std::unique_ptr<codegen::Engine> engine;
+  if (flags.engine == "jit") {
+    session = codegen::JitSession::create(error);
+    if (session)
+      engine = codegen::createJitEngine(*plan, *session, nullptr, error);
+  } else {
+    engine = codegen::createInterpreter(*plan);
+  }
+  if (!engine) {
+    llvm::errs() << "ppc: error: --heldout: " << error << "\n";
+    return false;
+  }
+  engine->setThreads(int(flags.threads));
+  codegen::Inference inference(*plan);
+  if (!inference.initialize(*engine, flags.run.seed, givenFromTrained(trained, *plan), error)) {
+    llvm::errs() << "ppc: error: --heldout: " << error << "\n";
+    return false;
+  }
+  codegen::RunOptions options = flags.run;
+  options.afterIteration = nullptr;
+  options.discreteObservations = rt::discreteObservations(*module);
+  rt::RunSummary summary;
+  if (!inference.run(*engine, options, summary, nullptr, error)) {
+    llvm::errs() << "ppc: error: --heldout: " << error << "\n";
+    return false;
+  }
+  out.elbo = summary.elbo.empty() ? 0.0 : summary.elbo.back();
+  out.iterations = summary.iterations;
+  out.converged = summary.converged;
+  out.perObservation = out.observations > 0 ? out.elbo / out.observations : 0.0;
+  return true;
 }
 
 // Flag values CLI11's own checks would let through (nan, a negative seed
@@ -403,7 +525,19 @@ static int ppcMain(int argc, char **argv) {
   app.add_flag("--local-restart,!--no-local-restart", schedule.localRestart,
                "nested schedule: restart each element's local variables from their priors every iteration "
                "(default; measured on AP: a far better optimum than continuing from the last iteration)");
-  app.add_option("--init", initFlags, "initialize a latent variable's posterior: --init VAR=FILE (repeatable)")
+  app.add_option("--init", initFlags,
+                 "start a latent variable from a saved posterior (the CSV --out wrote for it): --init VAR=FILE "
+                 "(repeatable)")
+      ->allow_extra_args(false);
+  std::vector<std::string> givenFlags;
+  app.add_option("--given", givenFlags,
+                 "hold a latent variable at a saved posterior (the CSV --out wrote for it; not updated, no "
+                 "entropy term): --given VAR=FILE (repeatable)")
+      ->allow_extra_args(false);
+  std::vector<std::string> heldoutFiles;
+  app.add_option("--heldout", heldoutFiles,
+                 "after training, score this CSV (bound like --infer; repeatable) with the trained globals "
+                 "given: its ELBO and bound per observation")
       ->allow_extra_args(false);
   app.add_option("-p,--param", paramFlags, "set a model parameter: -p NAME=VALUE (repeatable)")
       ->allow_extra_args(false);
@@ -487,6 +621,17 @@ static int ppcMain(int argc, char **argv) {
   }
   if (!weightColumn.empty())
     binding.weight = weightColumn;
+  for (const auto &[flags, given] : {std::pair{&initFlags, false}, std::pair{&givenFlags, true}})
+    for (const std::string &f : *flags) {
+      PosteriorSource source;
+      if (!parsePosteriorSource(f, given, source, error))
+        return usageError(error);
+      run.sources.push_back(source);
+    }
+  if (!heldoutFiles.empty() && binding.files.empty())
+    return usageError("--heldout scores held-out data after training, which needs --infer FILE");
+  if (!heldoutFiles.empty() && gComm)
+    return usageError("--heldout is not supported under mpirun yet; run the evaluation in one process");
   for (const std::string &name : disabledPlanOpts)
     if (!run.plan.disable(name))
       return usageError("--disable-plan-opt: no plan transformation '" + name + "' (" +
@@ -609,24 +754,20 @@ static int ppcMain(int argc, char **argv) {
     }
     passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
     schedule.apply(ctx);
-    for (const std::string &f : initFlags) {
-      size_t eq = f.find('=');
-      std::string var = f.substr(0, eq);
-      ir::Value *v = module->lookup(var);
-      if (eq == std::string::npos || eq == 0 || !v || !v->def || !v->def->isRandom() || v->def->observed) {
-        llvm::errs() << "ppc: error: --init " << f << ": expected VAR=FILE with VAR a latent random variable of the model\n";
-        return 2;
-      }
-      ctx.userInitializations.push_back(var);
+    // --given marks variables in the IR (no messages to them); --init tells
+    // the scheduler and the lowering which posteriors start from a file.
+    if (!applyPosteriorSources(*module, run.sources, ctx.userInitializations, error)) {
+      if (isRoot())
+        llvm::errs() << "ppc: error: " << error << "\n";
+      return 1;
     }
-    // The scheduler already plans for user initializations (the --emit levels
-    // show it); reading the posterior from FILE does not exist yet (issue 25),
-    // so a run refuses --init rather than start from the default.
-    if (!initFlags.empty() && data && (emit.empty() || emit == "plan" || emit == "llvm")) {
-      llvm::errs() << "ppc: error: --init " << initFlags.front()
-                   << ": starting a run from a saved posterior is not supported yet; --init acts only on the "
-                      "schedule (--emit=schedule)\n";
-      return 2;
+    run.plan.lowering.userInitialized.insert(ctx.userInitializations.begin(), ctx.userInitializations.end());
+    if (!heldoutFiles.empty()) {
+      rt::BindingOptions heldoutBinding = binding;
+      heldoutBinding.files = heldoutFiles;
+      run.heldout = [&, heldoutBinding](const codegen::Inference &trained, rt::RunSummary::Heldout &out) {
+        return evaluateHeldout(*source, modelPath, params, heldoutBinding, schedule, run, trained, out);
+      };
     }
     if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
       return 1;

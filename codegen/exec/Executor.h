@@ -95,6 +95,10 @@ public:
 extern "C" double ppc_parallel_loop(void *runner, int64_t loop, void *const *buffers, int64_t n,
                                     double (*body)(void *const *, int64_t, int64_t));
 
+/// Each row's element in each of the posterior's plates (rows x
+/// post.rowDims.size(), row-major): the index columns of its output.
+std::vector<int64_t> rowIndices(const Plan &plan, const Posterior &post);
+
 /// The reference interpreter: walks the plan, calls every kernel through
 /// the runtime's symbol table.
 std::unique_ptr<Engine> createInterpreter(const Plan &plan);
@@ -134,6 +138,12 @@ public:
   /// Fills the state: zeros, constants and data, random initial posteriors
   /// of gate conditions (from `seed`), then runs the init block.
   void initialize(Engine &engine, uint64_t seed);
+  /// The same, with the posteriors the plan takes from the user (--init,
+  /// --given: Posterior::userInit, given) set from `start` (natural
+  /// parameters by variable, as rt::readPosteriorFile gives them) before
+  /// the init block. False with `error` set when a value does not fit.
+  bool initialize(Engine &engine, uint64_t seed, const std::map<std::string, std::vector<double>> &start,
+                  std::string &error);
   /// One iteration; returns the ELBO after it.
   double iterate(Engine &engine);
   /// Runs `final` (refreshes posteriors left stale).
@@ -168,6 +178,8 @@ public:
   void *const *buffers() const { return bases_.data(); }
 
 private:
+  /// Sets a posterior's natural parameters and computes its statistics.
+  bool startFrom(const Posterior &post, const std::vector<double> &eta, std::string &error);
   /// The ELBO block, only ever right after the iteration block: plan
   /// transformations rely on it (codegen/transforms/EntropySharing.cpp reads what the
   /// iteration's statistics stored).

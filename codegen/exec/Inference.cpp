@@ -9,6 +9,7 @@
 
 #include "codegen/exec/Distributed.h"
 #include "ir/IR.h"
+#include "runtime/Symbols.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +24,8 @@ Inference::Inference(const Plan &plan) : plan_(plan) {
   bases_.resize(plan.buffers.size());
 }
 
-void Inference::initialize(Engine &engine, uint64_t seed) {
+bool Inference::initialize(Engine &engine, uint64_t seed, const std::map<std::string, std::vector<double>> &start,
+                           std::string &error) {
   // Buffers filled at bind time (data, plate sizes, constants) are only
   // read by the plan: the state points at the plan's copy (one copy of the
   // data in memory, not two).
@@ -50,7 +52,27 @@ void Inference::initialize(Engine &engine, uint64_t seed) {
     ints_[size_t(plan_.seedBuffer)][0] = static_cast<int64_t>(seed);
   if (plan_.localRestart >= 0)
     doubles_[size_t(plan_.localRestart)][0] = 1.0;
+  // The user's posteriors (--init, --given), before the init block, which
+  // reads them and leaves them alone.
+  for (const Posterior &post : plan_.posteriors) {
+    auto it = start.find(post.variable->name);
+    if (it == start.end() || post.scratch || !(post.userInit || post.given))
+      continue;
+    if (!startFrom(post, it->second, error))
+      return false;
+  }
+  for (const Posterior &post : plan_.posteriors)
+    if ((post.userInit || post.given) && !start.count(post.variable->name)) {
+      error = "internal error: no values for '" + post.variable->name + "', which the plan expects from the user";
+      return false;
+    }
   engine.runBlock(Plan::Init, bases_.data());
+  return true;
+}
+
+void Inference::initialize(Engine &engine, uint64_t seed) {
+  std::string error;
+  initialize(engine, seed, {}, error);
 }
 
 double Inference::iterate(Engine &engine) {
@@ -106,7 +128,7 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
       error = buf;
       return false;
     }
-    if (it > 1 && std::abs(r.change) < opts.tolerance) {
+    if ((it > 1 && std::abs(r.change) < opts.tolerance) || plan_.onePass) {
       summary.converged = true;
       previous = value;
       break;
@@ -230,6 +252,67 @@ std::vector<std::string> Inference::adoptMatchingState(const Inference &old) {
   return kept;
 }
 
+std::vector<int64_t> rowIndices(const Plan &plan, const Posterior &post) {
+  // Rows in flat order: element i of a plate of known size follows its
+  // parent's row times the size; a ragged plate's elements are consecutive
+  // runs (CSR), one per parent row, so walking the parents in order and
+  // each one's elements in order gives the rows in order.
+  std::vector<std::vector<int64_t>> rows(1); // each row's ids so far
+  for (const Posterior::RowDim &d : post.rowDims) {
+    std::vector<std::vector<int64_t>> next;
+    for (size_t parent = 0; parent < rows.size(); ++parent) {
+      const int64_t n = d.sizes >= 0 ? plan.buffers[size_t(d.sizes)].ints[parent] : d.size;
+      for (int64_t i = 0; i < n; ++i) {
+        next.push_back(rows[parent]);
+        next.back().push_back(i);
+      }
+    }
+    rows = std::move(next);
+  }
+  std::vector<int64_t> out;
+  if (post.rowDims.empty())
+    return out;
+  out.reserve(rows.size() * post.rowDims.size());
+  for (const std::vector<int64_t> &r : rows)
+    out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+bool Inference::startFrom(const Posterior &post, const std::vector<double> &eta, std::string &error) {
+  if (int64_t(eta.size()) != post.elements * post.width) {
+    error = "internal error: the values for '" + post.variable->name + "' do not fit its posterior";
+    return false;
+  }
+  const FactorEntry &entry = factorEntry(post.family);
+  const rt::RuntimeSymbol *stats = rt::findRuntimeKernel(entry.statsKernel);
+  if (!stats) {
+    error = "internal error: no statistics kernel for '" + post.variable->name + "'";
+    return false;
+  }
+  std::vector<double> &e = doubles_[size_t(post.eta)], &s = doubles_[size_t(post.stats)];
+  e = eta;
+  s.assign(e.size(), 0.0);
+  std::vector<rt::KernelValue> args;
+  rt::KernelValue v;
+  v.i = post.elements;
+  args.push_back(v);
+  if (entry.statsTakesDimension) {
+    v.i = post.dimension;
+    args.push_back(v);
+  }
+  v.p = e.data();
+  args.push_back(v);
+  v.p = s.data();
+  args.push_back(v);
+  stats->call(args.data());
+  for (double x : s)
+    if (!std::isfinite(x)) {
+      error = "the posterior given for '" + post.variable->name + "' has statistics that are not finite";
+      return false;
+    }
+  return true;
+}
+
 std::vector<rt::PosteriorTable> Inference::posteriors() const {
   std::vector<rt::PosteriorTable> out;
   for (const Posterior &post : plan_.posteriors) {
@@ -244,6 +327,9 @@ std::vector<rt::PosteriorTable> Inference::posteriors() const {
       const double *n = eta.data() + e * post.width, *s = stats.data() + e * post.width;
       factorEntry(post.family).standardParameters(post.dimension, n, s, t.values);
     }
+    for (const Posterior::RowDim &d : post.rowDims)
+      t.indexColumns.push_back(d.name);
+    t.indices = rowIndices(plan_, post);
     out.push_back(std::move(t));
   }
   return out;

@@ -15,6 +15,7 @@
 #include "runtime/Binding.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace ppc::codegen::lowering {
 
@@ -182,7 +183,13 @@ void PlanBuilder::collectPosteriors() {
     post.elements = elementCount(q->dims, op.loc, post.scratch);
     post.flatElements = post.scratch ? elementCount(q->dims, op.loc) : post.elements;
     post.partitioned = partitioned_ && !q->dims.empty() && q->dims.front() == partitioned_;
-    post.randomInit = randomInit_ && ir::breaksProductSymmetry(var);
+    post.userInit = userInitialized_.count(var->name) != 0;
+    post.given = op.given;
+    post.randomInit = randomInit_ && ir::breaksProductSymmetry(var) && !post.userInit && !post.given;
+    if (!post.scratch)
+      post.rowDims = rowDims(q->dims, op.loc);
+    if (post.userInit || post.given)
+      computed_.insert(int(p_.posteriors.size()));
     post.eta = addBuffer(q->name + ".eta", false, post.elements * post.width);
     post.stats = addBuffer(q->name + ".stats", false, post.elements * post.width);
     posteriorOfQ_[q] = int(p_.posteriors.size());
@@ -212,9 +219,37 @@ void PlanBuilder::collectPosteriors() {
     }
     const Posterior &post = p_.posteriors[it->second];
     accOf_[op.result()] = addBuffer(op.result()->name, false, post.elements * post.width);
-    if (op.evidence && randomInit_)
+    if (op.evidence && randomInit_ && !p_.posteriors[it->second].userInit)
       p_.posteriors[it->second].randomInit = true;
   });
+}
+
+std::vector<Posterior::RowDim> PlanBuilder::rowDims(const std::vector<Value *> &dims, SourceRange where) {
+  std::vector<Posterior::RowDim> out;
+  std::set<std::string> taken;
+  for (const Value *d : dims) {
+    Posterior::RowDim rd;
+    auto bound = data_.plates.find(d);
+    if (bound != data_.plates.end() && !bound->second.column.empty()) {
+      rd.name = bound->second.column;
+    } else {
+      // %P.theta -> theta; a plate named by a number (0 until 2) -> index
+      rd.name = d->name.rfind("P.", 0) == 0 ? d->name.substr(2) : d->name;
+      if (rd.name.empty() || !(std::isalpha(static_cast<unsigned char>(rd.name[0])) || rd.name[0] == '_'))
+        rd.name = "index";
+    }
+    const std::string base = rd.name;
+    for (int n = 2; taken.count(rd.name); ++n)
+      rd.name = base + "_" + std::to_string(n);
+    taken.insert(rd.name);
+    const PlateInfo *pi = plate(d, where);
+    if (!pi)
+      return out;
+    rd.size = pi->size;
+    rd.sizes = pi->ragged ? pi->sizes : -1;
+    out.push_back(std::move(rd));
+  }
+  return out;
 }
 
 int64_t PlanBuilder::dimValue(const ir::Dim &d, SourceRange where) {

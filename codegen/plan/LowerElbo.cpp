@@ -11,6 +11,8 @@
 
 #include "runtime/Symbols.h"
 
+#include <algorithm>
+
 namespace ppc::codegen::lowering {
 
 /// `for k in cases { when z case k { y ~ Categorical(parent[k]) observed } }`
@@ -167,6 +169,14 @@ void PlanBuilder::emitFactorElbo(const Op &f, std::vector<Stmt> &out, Env &env, 
     args.push_back(resolveGated(o, env, f.loc));
   if (!ok_)
     return;
+  // A given variable (--given) is a constant of this run: its prior's term
+  // counts only where it depends on a posterior being inferred (a latent
+  // parent), and it has no entropy.
+  auto inferred = [&](const std::optional<Source> &a) {
+    return a && a->kind == Source::Latent && !p_.posteriors[size_t(a->posterior)].given;
+  };
+  if (f.given && std::none_of(args.begin() + 1, args.end(), inferred))
+    return;
   ExprId w = kNoExpr;
   for (ExprId x : weights)
     w = w == kNoExpr ? x : p_.mulDouble(w, x);
@@ -190,7 +200,7 @@ void PlanBuilder::emitFactorElbo(const Op &f, std::vector<Stmt> &out, Env &env, 
   call->scale = replUsed ? w : times(w, repl);
   call->note = "E log p(" + f.result()->name + ")";
   out.push_back(std::move(*call));
-  if (!f.observed) {
+  if (!f.observed && !f.given) {
     std::string ent(entropyKernel(f.family));
     auto h = marshal(ent, KernelRole{f.family, KernelRole::Entropy, 0}, {args[0]}, w, repl, std::nullopt, f.loc);
     if (!h)

@@ -40,6 +40,14 @@ bool PlanBuilder::run() {
     planCollapsedElbo();
   }
   emitRandomInit(p_.blocks[Plan::Init]);
+  {
+    // Every global given (--given, --heldout): the iteration is one nested
+    // loop that restarts each element's locals and updates nothing after
+    // them, so every iteration repeats the first.
+    const auto &ops = m_.iterationSchedule->ops;
+    p_.onePass = ops.size() == 1 && ops[0]->kind == OpKind::Local && ops[0]->restart &&
+                 ops[0]->regions.size() == 2 && ops[0]->regions[1]->ops.empty();
+  }
   const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
   for (int b = 0; b < 3 && ok_; ++b)
     if (schedules[b]) {

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
+#include <string>
 
 namespace ppc {
 class DiagnosticEngine;
@@ -36,6 +38,9 @@ struct LoweringOptions {
   /// The per-core L2 cache the plan is sized to (bytes), recorded in the
   /// plan for the transformations that block for it; 0: this machine's.
   int64_t l2CacheBytes = 0;
+  /// Latent variables whose posteriors start from the user's values
+  /// (--init): not drawn at random by the init block.
+  std::set<std::string> userInitialized;
 };
 
 /// Lowers a scheduled module bound to data to a plan. Unsupported constructs

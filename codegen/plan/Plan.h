@@ -188,6 +188,22 @@ struct Posterior {
   /// Elements of the whole plate (a scratch posterior's `elements` counts
   /// the rows of one element of the nested plate only).
   int64_t flatElements = 0;
+  /// The plates of its rows, outermost first: the index columns of its
+  /// output. A plate of known size has `size` elements; a ragged one has
+  /// the sizes in int64 buffer `sizes`, one per element of the plates
+  /// before it.
+  struct RowDim {
+    std::string name; ///< the data's index column, else the plate's name
+    int64_t size = 0;
+    int32_t sizes = -1;
+  };
+  std::vector<RowDim> rowDims;
+  /// Starts from the user's values (--init), written into eta and the
+  /// statistics before the init block, which leaves them alone.
+  bool userInit = false;
+  /// Held at the user's values (--given): its buffers are filled before the
+  /// init block and no statement writes them.
+  bool given = false;
 };
 
 struct Plan {
@@ -208,6 +224,9 @@ struct Plan {
   int32_t elementOffsets = -1;
   /// The per-core L2 cache the plan was sized to (bytes; 0: unknown).
   int64_t l2CacheBytes = 0;
+  /// Every iteration repeats the first (a nested schedule with nothing
+  /// outside its local loop: every global given): one iteration is the run.
+  bool onePass = false;
   enum BlockId { Init, Iteration, Final, Elbo, NumBlocks };
   std::vector<Stmt> blocks[NumBlocks];
   static constexpr const char *kBlockNames[NumBlocks] = {"init", "iteration", "final", "elbo"};

@@ -73,7 +73,8 @@ public:
   PlanBuilder(const ir::Module &m, const ir::Evaluation &ev, const rt::BoundData &data, bool randomInit,
               DiagnosticEngine &diags, Plan &plan, const LoweringOptions &options)
       : m_(m), ev_(ev), data_(data), randomInit_(randomInit), diags_(diags), p_(plan),
-        productForm(options.productForm), partitioned_(options.partitionedPlate) {}
+        productForm(options.productForm), partitioned_(options.partitionedPlate),
+        userInitialized_(options.userInitialized) {}
 
   /// Lowers the init, iteration and final schedules and the ELBO; false
   /// after reporting errors.
@@ -106,6 +107,9 @@ private:
   void collectPosteriors();
   int64_t dimValue(const ir::Dim &d, SourceRange where);
   int32_t dataBuffer(const Value *v, Data kind);
+  /// The index columns of a posterior's output: its plates, named after the
+  /// data's index columns (else the plates' names).
+  std::vector<Posterior::RowDim> rowDims(const std::vector<Value *> &dims, SourceRange where);
   /// The statistics of a known input's values as point masses of `parent`,
   /// one row of `width` doubles per element (a constant per element).
   int32_t pointMassBuffer(const Value *v, Family parent, int64_t dimension, int64_t &width);
@@ -214,6 +218,8 @@ private:
   bool productForm = true;
   /// A data-parallel run's partitioned plate (null: one process).
   const Value *partitioned_ = nullptr;
+  /// Variables whose posteriors the user gives the starting values of (--init).
+  std::set<std::string> userInitialized_;
   bool ok_ = true;
   bool checkReads_ = true;
   int64_t targetDimension_ = 1;

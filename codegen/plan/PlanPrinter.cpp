@@ -136,6 +136,12 @@ std::string printPlan(const Plan &p) {
   for (const Posterior &post : p.posteriors)
     if (post.scratch)
       os << "scratch " << post.variable->name << " (rows of one element)\n";
+    else if (post.given)
+      os << "given " << post.variable->name << " (filled before init, never written)\n";
+    else if (post.userInit)
+      os << "initialized " << post.variable->name << " (filled before init)\n";
+  if (p.onePass)
+    os << "one pass (every iteration repeats the first)\n";
   for (int b = 0; b < Plan::NumBlocks; ++b) {
     os << Plan::kBlockNames[b] << " {\n";
     printStmts(p, p.blocks[b], 1, os);

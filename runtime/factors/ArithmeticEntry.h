@@ -45,7 +45,10 @@ inline FactorEntry arithmeticEntry(Family f, std::span<const MessageOperator> me
                      arithmeticColumns,
                      arithmeticParameters,
                      patterns,
-                     symbols};
+                     symbols,
+                     nullptr,
+                     catalogue::noSummaryColumns,
+                     catalogue::noSummaries};
 }
 
 } // namespace ppc::rt::factors

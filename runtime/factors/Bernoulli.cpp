@@ -8,6 +8,7 @@
 
 #include "runtime/kernels/KernelSupport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -131,6 +132,17 @@ void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_u
   out.push_back(stats[0]);
 }
 
+int64_t naturalParameters(int64_t, const double *standard, double *eta, std::string &why) {
+  const double p = standard[0];
+  if (!(p >= 0 && p <= 1)) {
+    why = "a probability (from 0 to 1)";
+    return 0;
+  }
+  // log-odds; a certain outcome as the largest finite one exp() keeps
+  eta[0] = std::clamp(std::log(p) - std::log1p(-p), -700.0, 700.0);
+  return -1;
+}
+
 } // namespace
 
 extern const FactorEntry kBernoulli = {
@@ -144,6 +156,9 @@ extern const FactorEntry kBernoulli = {
     standardParameters,
     kPatterns,
     kSymbols,
+    naturalParameters,
+    catalogue::noSummaryColumns,
+    catalogue::noSummaries,
 };
 
 } // namespace ppc::rt::factors

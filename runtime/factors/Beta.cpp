@@ -74,6 +74,25 @@ void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_u
     out.push_back(eta[i] + 1);
 }
 
+int64_t naturalParameters(int64_t k, const double *standard, double *eta, std::string &why) {
+  for (int64_t i = 0; i < k; ++i) {
+    if (!(standard[i] > 0) || !std::isfinite(standard[i])) {
+      why = "a finite number > 0";
+      return i;
+    }
+    eta[i] = standard[i] - 1;
+  }
+  return -1;
+}
+
+std::vector<std::string> summaryColumns(int64_t) { return {"mean", "variance"}; }
+
+void summaries(int64_t, const double *standard, std::vector<double> &out) {
+  const double a = standard[0], b = standard[1], s = a + b;
+  out.push_back(a / s);
+  out.push_back(a * b / (s * s * (s + 1)));
+}
+
 } // namespace
 
 extern const FactorEntry kBeta = {
@@ -87,6 +106,9 @@ extern const FactorEntry kBeta = {
     standardParameters,
     kPatterns,
     kSymbols,
+    naturalParameters,
+    summaryColumns,
+    summaries,
 };
 
 } // namespace ppc::rt::factors

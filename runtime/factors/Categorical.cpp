@@ -9,6 +9,7 @@
 #include "runtime/kernels/KernelSupport.h"
 #include "runtime/kernels/Vector.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -149,6 +150,25 @@ void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_u
     out.push_back(stats[i]);
 }
 
+int64_t naturalParameters(int64_t k, const double *standard, double *eta, std::string &why) {
+  double total = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    if (!(standard[i] >= 0 && standard[i] <= 1)) {
+      why = "a probability (from 0 to 1)";
+      return i;
+    }
+    total += standard[i];
+  }
+  if (std::abs(total - 1) > 1e-6) {
+    why = "one of probabilities that add up to 1 (they add up to " + std::to_string(total) + ")";
+    return k - 1;
+  }
+  // log p; an impossible category as the smallest log a normal double has
+  for (int64_t i = 0; i < k; ++i)
+    eta[i] = std::log(std::max(standard[i], 1e-300));
+  return -1;
+}
+
 } // namespace
 
 extern const FactorEntry kCategorical = {
@@ -162,6 +182,9 @@ extern const FactorEntry kCategorical = {
     standardParameters,
     kPatterns,
     kSymbols,
+    naturalParameters,
+    catalogue::noSummaryColumns,
+    catalogue::noSummaries,
 };
 
 } // namespace ppc::rt::factors

@@ -158,6 +158,24 @@ void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_u
   out.push_back(-eta[0]);
 }
 
+int64_t naturalParameters(int64_t, const double *standard, double *eta, std::string &why) {
+  for (int64_t i = 0; i < 2; ++i)
+    if (!(standard[i] > 0) || !std::isfinite(standard[i])) {
+      why = "a finite number > 0";
+      return i;
+    }
+  eta[0] = -standard[1];
+  eta[1] = standard[0] - 1;
+  return -1;
+}
+
+std::vector<std::string> summaryColumns(int64_t) { return {"mean", "variance"}; }
+
+void summaries(int64_t, const double *standard, std::vector<double> &out) {
+  out.push_back(standard[0] / standard[1]);
+  out.push_back(standard[0] / (standard[1] * standard[1]));
+}
+
 } // namespace
 
 extern const FactorEntry kGamma = {
@@ -171,6 +189,9 @@ extern const FactorEntry kGamma = {
     standardParameters,
     kPatterns,
     kSymbols,
+    naturalParameters,
+    summaryColumns,
+    summaries,
 };
 
 } // namespace ppc::rt::factors

@@ -178,6 +178,21 @@ void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_u
   out.push_back(1 / tau);
 }
 
+int64_t naturalParameters(int64_t, const double *standard, double *eta, std::string &why) {
+  if (!std::isfinite(standard[0])) {
+    why = "a finite number";
+    return 0;
+  }
+  if (!(standard[1] > 0) || !std::isfinite(standard[1])) {
+    why = "a finite number > 0";
+    return 1;
+  }
+  const double tau = 1 / standard[1];
+  eta[0] = standard[0] * tau;
+  eta[1] = -0.5 * tau;
+  return -1;
+}
+
 } // namespace
 
 extern const FactorEntry kGaussian = {
@@ -191,6 +206,9 @@ extern const FactorEntry kGaussian = {
     standardParameters,
     kPatterns,
     kSymbols,
+    naturalParameters,
+    catalogue::noSummaryColumns,
+    catalogue::noSummaries,
 };
 
 } // namespace ppc::rt::factors

@@ -344,6 +344,36 @@ void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_u
       out.push_back(stats[k + i * k + j] - stats[i] * stats[j]);
 }
 
+int64_t naturalParameters(int64_t k, const double *standard, double *eta, std::string &why) {
+  for (int64_t i = 0; i < k + k * k; ++i)
+    if (!std::isfinite(standard[i])) {
+      why = "a finite number";
+      return i;
+    }
+  const double *mean = standard, *cov = standard + k;
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < i; ++j)
+      if (std::abs(cov[i * k + j] - cov[j * k + i]) > 1e-9 * (std::abs(cov[i * k + j]) + std::abs(cov[j * k + i]))) {
+        why = "equal to cov_" + std::to_string(j) + "_" + std::to_string(i) + " (a covariance is symmetric)";
+        return k + i * k + j;
+      }
+  std::vector<double> L(cov, cov + k * k), precision(size_t(k * k));
+  if (!cholesky(k, L.data())) {
+    why = "part of a positive definite covariance (its Cholesky factorization fails)";
+    return k;
+  }
+  choleskyInverse(k, L.data(), precision.data());
+  for (int64_t i = 0; i < k; ++i) {
+    double s = 0;
+    for (int64_t j = 0; j < k; ++j)
+      s += precision[i * k + j] * mean[j];
+    eta[i] = s;
+  }
+  for (int64_t i = 0; i < k * k; ++i)
+    eta[k + i] = -0.5 * precision[i];
+  return -1;
+}
+
 } // namespace
 
 extern const FactorEntry kMvGaussian = {
@@ -357,6 +387,9 @@ extern const FactorEntry kMvGaussian = {
     standardParameters,
     kPatterns,
     kSymbols,
+    naturalParameters,
+    catalogue::noSummaryColumns,
+    catalogue::noSummaries,
 };
 
 } // namespace ppc::rt::factors

@@ -31,7 +31,10 @@ inline FactorEntry observedOnlyEntry(Family f, std::span<const MessageOperator> 
                      observedOnlyColumns,
                      observedOnlyParameters,
                      patterns,
-                     symbols};
+                     symbols,
+                     nullptr,
+                     catalogue::noSummaryColumns,
+                     catalogue::noSummaries};
 }
 
 } // namespace ppc::rt::factors

@@ -178,6 +178,15 @@ void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_u
   out.push_back(std::exp(eta[0]));
 }
 
+int64_t naturalParameters(int64_t, const double *standard, double *eta, std::string &why) {
+  if (!(standard[0] > 0) || !std::isfinite(standard[0])) {
+    why = "a finite number > 0";
+    return 0;
+  }
+  eta[0] = std::log(standard[0]);
+  return -1;
+}
+
 } // namespace
 
 extern const FactorEntry kPoisson = {
@@ -191,6 +200,9 @@ extern const FactorEntry kPoisson = {
     standardParameters,
     kPatterns,
     kSymbols,
+    naturalParameters,
+    catalogue::noSummaryColumns,
+    catalogue::noSummaries,
 };
 
 } // namespace ppc::rt::factors

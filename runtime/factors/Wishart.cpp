@@ -242,6 +242,42 @@ void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_u
     out.push_back(stats[i] / dof);
 }
 
+int64_t naturalParameters(int64_t k, const double *standard, double *eta, std::string &why) {
+  if (!(standard[0] > double(k - 1)) || !std::isfinite(standard[0])) {
+    why = "a finite number > " + std::to_string(k - 1) + " (the dimension - 1)";
+    return 0;
+  }
+  const double *scale = standard + 1;
+  for (int64_t i = 0; i < k * k; ++i)
+    if (!std::isfinite(scale[i])) {
+      why = "a finite number";
+      return 1 + i;
+    }
+  std::vector<double> L(scale, scale + k * k), inverse(size_t(k * k));
+  if (!cholesky(k, L.data())) {
+    why = "part of a positive definite scale matrix (its Cholesky factorization fails)";
+    return 1;
+  }
+  choleskyInverse(k, L.data(), inverse.data());
+  for (int64_t i = 0; i < k * k; ++i)
+    eta[i] = -0.5 * inverse[i];
+  eta[k * k] = 0.5 * (standard[0] - double(k + 1));
+  return -1;
+}
+
+std::vector<std::string> summaryColumns(int64_t k) {
+  std::vector<std::string> cols;
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      cols.push_back("mean_" + std::to_string(i) + "_" + std::to_string(j));
+  return cols;
+}
+
+void summaries(int64_t k, const double *standard, std::vector<double> &out) {
+  for (int64_t i = 0; i < k * k; ++i)
+    out.push_back(standard[0] * standard[1 + i]);
+}
+
 } // namespace
 
 extern const FactorEntry kWishart = {
@@ -255,6 +291,9 @@ extern const FactorEntry kWishart = {
     standardParameters,
     kPatterns,
     kSymbols,
+    naturalParameters,
+    summaryColumns,
+    summaries,
 };
 
 } // namespace ppc::rt::factors

@@ -1,6 +1,8 @@
 // --out: posteriors and summary.json, written atomically.
 #include "runtime/Output.h"
 
+#include "ir/Printer.h"
+
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -31,8 +33,8 @@ std::string slurp(const fs::path &p) {
 }
 
 std::vector<rt::PosteriorTable> sample() {
-  rt::PosteriorTable theta{"theta", Family::Dirichlet, 3, {0.1, 2.5, 1.0 / 3.0, 4.0, 5.0, 6.0}};
-  rt::PosteriorTable mu{"mu", Family::Gaussian, 1, {-1.25, 0.01}};
+  rt::PosteriorTable theta{"theta", Family::Dirichlet, 3, {0.1, 2.5, 1.0 / 3.0, 4.0, 5.0, 6.0}, {"doc"}, {0, 1}};
+  rt::PosteriorTable mu{"mu", Family::Gaussian, 1, {-1.25, 0.01}, {}, {}};
   return {theta, mu};
 }
 
@@ -64,7 +66,14 @@ TEST(Output, WritesPosteriorsAndSummaryExactly) {
   std::string error;
   fs::path out = t.path / "run";
   ASSERT_TRUE(rt::writeOutputs(out.string(), summary(), sample(), error)) << error;
-  EXPECT_EQ(slurp(out / "theta.csv"), "alpha_0,alpha_1,alpha_2\n0.1,2.5,0.3333333333333333\n4.0,5.0,6.0\n");
+  // The index column, the parameters, then the means a Dirichlet's
+  // parameters are not (alpha / sum alpha).
+  EXPECT_EQ(slurp(out / "theta.csv"),
+            "doc,alpha_0,alpha_1,alpha_2,mean_0,mean_1,mean_2\n"
+            "0,0.1,2.5,0.3333333333333333," +
+                ir::formatDouble(0.1 / (0.1 + 2.5 + 1.0 / 3.0)) + "," + ir::formatDouble(2.5 / (0.1 + 2.5 + 1.0 / 3.0)) +
+                "," + ir::formatDouble(1.0 / 3.0 / (0.1 + 2.5 + 1.0 / 3.0)) +
+                "\n1,4.0,5.0,6.0,0.26666666666666666,0.3333333333333333,0.4\n");
   EXPECT_EQ(slurp(out / "mu.csv"), "mean,variance\n-1.25,0.01\n");
   EXPECT_EQ(std::stod("0.3333333333333333"), 1.0 / 3.0);
   auto j = nlohmann::json::parse(slurp(out / "summary.json"));
@@ -73,6 +82,11 @@ TEST(Output, WritesPosteriorsAndSummaryExactly) {
   EXPECT_EQ(j["iterations"], 3);
   EXPECT_EQ(j["converged"], true);
   EXPECT_EQ(j["options"]["tol"], "1e-06");
+  EXPECT_EQ(j["posteriors"]["theta"]["index"], nlohmann::json::array({"doc"}));
+  EXPECT_EQ(j["posteriors"]["theta"]["parameters"], nlohmann::json::array({"alpha_0", "alpha_1", "alpha_2"}));
+  EXPECT_EQ(j["posteriors"]["theta"]["summaries"], nlohmann::json::array({"mean_0", "mean_1", "mean_2"}));
+  EXPECT_EQ(j["posteriors"]["theta"]["rows"], 2);
+  EXPECT_EQ(j["posteriors"]["mu"]["family"], "Gaussian");
   // No temporary directory is left next to the output.
   for (auto &e : fs::directory_iterator(t.path))
     EXPECT_EQ(e.path().filename(), "run");
@@ -126,7 +140,7 @@ TEST(Output, FailureLeavesNothingBehind) {
   EXPECT_FALSE(rt::writeOutputs((t.path / "missing" / "run").string(), summary(), sample(), error));
   EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
   auto bad = sample();
-  bad.push_back(rt::PosteriorTable{"../evil", Family::Gaussian, 1, {0, 1}});
+  bad.push_back(rt::PosteriorTable{"../evil", Family::Gaussian, 1, {0, 1}, {}, {}});
   EXPECT_FALSE(rt::writeOutputs((t.path / "run").string(), summary(), bad, error));
   EXPECT_NE(error.find("cannot name an output file after variable '../evil'"), std::string::npos) << error;
   auto ragged = sample();

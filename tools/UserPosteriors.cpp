@@ -1,0 +1,163 @@
+//===- tools/UserPosteriors.cpp - --init, --given and held-out evaluation --===//
+#include "tools/UserPosteriors.h"
+
+#include "codegen/exec/Executor.h"
+#include "codegen/plan/Plan.h"
+#include "ir/Evaluate.h"
+#include "ir/IR.h"
+#include "runtime/Binding.h"
+#include "runtime/PosteriorFile.h"
+
+#include <algorithm>
+#include <set>
+
+namespace ppc {
+
+bool parsePosteriorSource(const std::string &text, bool given, PosteriorSource &out, std::string &error) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    error = std::string(given ? "--given" : "--init") + " expects VAR=FILE (a latent variable and the CSV --out "
+            "wrote for it); got '" + text + "'";
+    return false;
+  }
+  out.variable = text.substr(0, eq);
+  out.file = text.substr(eq + 1);
+  out.given = given;
+  return true;
+}
+
+bool applyPosteriorSources(ir::Module &m, const std::vector<PosteriorSource> &sources,
+                           std::vector<std::string> &initialized, std::string &error) {
+  std::set<std::string> seen;
+  for (const PosteriorSource &s : sources) {
+    ir::Value *v = m.lookup(s.variable);
+    ir::Op *def = v ? v->def : nullptr;
+    if (!def || !def->isRandom()) {
+      error = s.flag() + ": the model has no random variable '" + s.variable + "'";
+      return false;
+    }
+    if (def->observed) {
+      error = s.flag() + ": '" + s.variable + "' is observed (its values come from the data); " +
+              (s.given ? "--given" : "--init") + " takes a latent variable";
+      return false;
+    }
+    if (isDeterministicFamily(def->family)) {
+      error = s.flag() + ": '" + s.variable + "' is computed from other variables (" +
+              std::string(familySpec(def->family).irName) + "); give its operands instead";
+      return false;
+    }
+    if (!seen.insert(s.variable).second) {
+      error = s.flag() + ": '" + s.variable + "' is named by --init or --given twice";
+      return false;
+    }
+    if (s.given)
+      def->given = true;
+    else
+      initialized.push_back(s.variable);
+  }
+  return true;
+}
+
+namespace {
+const codegen::Posterior *posteriorOf(const codegen::Plan &plan, const std::string &variable) {
+  for (const codegen::Posterior &p : plan.posteriors)
+    if (p.variable->name == variable)
+      return &p;
+  return nullptr;
+}
+} // namespace
+
+bool readPosteriorSources(const codegen::Plan &plan, const std::vector<PosteriorSource> &sources,
+                          std::map<std::string, std::vector<double>> &start, std::string &error) {
+  for (const PosteriorSource &s : sources) {
+    const codegen::Posterior *post = posteriorOf(plan, s.variable);
+    if (!post) {
+      error = s.flag() + ": '" + s.variable + "' has no posterior in this run (nothing reads it?)";
+      return false;
+    }
+    if (post->scratch) {
+      error = s.flag() + ": the nested schedule keeps '" + s.variable +
+              "' for one element at a time, so it is not an output and cannot be read back (--schedule plain keeps "
+              "it whole)";
+      return false;
+    }
+    if (post->partitioned) {
+      error = s.flag() + ": '" + s.variable +
+              "' is split between the processes of this run (mpirun); read it in a run of one process";
+      return false;
+    }
+    rt::PosteriorShape shape;
+    shape.variable = s.variable;
+    shape.family = post->family;
+    shape.dimension = post->dimension;
+    shape.rows = post->elements;
+    for (const codegen::Posterior::RowDim &d : post->rowDims)
+      shape.indexColumns.push_back(d.name);
+    shape.indices = codegen::rowIndices(plan, *post);
+    std::string why;
+    if (!rt::readPosteriorFile(s.file, shape, start[s.variable], why)) {
+      error = s.flag() + ": " + why;
+      return false;
+    }
+  }
+  return true;
+}
+
+std::map<std::string, std::vector<double>> givenFromTrained(const codegen::Inference &trained,
+                                                            const codegen::Plan &heldout) {
+  std::map<std::string, std::vector<double>> out;
+  for (const codegen::Posterior &h : heldout.posteriors) {
+    if (!h.given)
+      continue;
+    const codegen::Posterior *t = posteriorOf(trained.plan(), h.variable->name);
+    if (t && !t->scratch && t->elements == h.elements && t->width == h.width)
+      out[h.variable->name] = trained.buffer(t->eta);
+  }
+  return out;
+}
+
+std::vector<std::string> giveGlobals(ir::Module &m) {
+  // As passes/GlobalLocal.h classifies them: over no data-sized plate.
+  auto isDataPlate = [](const ir::Value *p) {
+    return p->def && p->def->kind == ir::OpKind::Plate && p->def->plateKind == ir::Op::PlateKind::Data;
+  };
+  std::vector<std::string> names;
+  ir::walk(m.body, [&](ir::Op &op) {
+    if (!op.isRandom() || op.observed || isDeterministicFamily(op.family))
+      return;
+    bool overData = false;
+    for (const ir::Value *d : op.result()->dims)
+      overData = overData || isDataPlate(d);
+    if (!overData) {
+      op.given = true;
+      names.push_back(op.result()->name);
+    }
+  });
+  return names;
+}
+
+double countObservations(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data) {
+  (void)m;
+  double total = 0;
+  for (const auto &[v, bv] : data.variables) {
+    if (!v->def || !v->def->isRandom() || !v->def->observed)
+      continue; // known inputs (Data) are not observations
+    if (!bv.weights.empty()) {
+      for (double w : bv.weights)
+        total += w;
+      continue;
+    }
+    double width = 1;
+    if (v->type.kind == ir::TypeKind::Vector) {
+      const ir::Dim &d = v->type.dim;
+      if (d.isConstant())
+        width = double(d.constant);
+      else if (auto n = eval.valueOf(d.value))
+        width = *n;
+    }
+    total += double(bv.values.size()) / std::max(width, 1.0);
+  }
+  return total;
+}
+
+} // namespace ppc
