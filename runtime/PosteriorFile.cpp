@@ -6,6 +6,7 @@
 #include "runtime/Output.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace ppc::rt {
@@ -95,8 +96,11 @@ bool readPosteriorFile(const std::string &path, const PosteriorShape &shape, std
     for (int64_t r = 0; r < shape.rows; ++r) {
       const int64_t want = shape.indices[size_t(r) * nIndex + j];
       if (ids[size_t(r)] != double(want)) {
+        const double id = ids[size_t(r)];
+        const bool integral = id == std::floor(id) && std::abs(id) < 9.0e15;
         error = path + ":" + std::to_string(t->line(size_t(r))) + ": column '" + shape.indexColumns[j] + "' (" +
-                std::to_string(columnOf(shape.indexColumns[j])) + "): " + ir::formatDouble(ids[size_t(r)]) +
+                std::to_string(columnOf(shape.indexColumns[j])) + "): " +
+                (integral ? std::to_string(int64_t(id)) : ir::formatDouble(id)) +
                 ", but row " + std::to_string(r + 1) + " of '" + shape.variable + "' is element " +
                 std::to_string(want) + " (rows in the order --out writes them)";
         return false;
