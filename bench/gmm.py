@@ -209,9 +209,9 @@ def map_assignments(X, weights, comps):
 
 
 def ppc_posterior(out, K, D):
-    w = np.loadtxt(os.path.join(out, "weights.csv"), delimiter=",", skiprows=1, ndmin=2)[0]
-    mean = np.loadtxt(os.path.join(out, "mean.csv"), delimiter=",", skiprows=1, ndmin=2)
-    prec = np.loadtxt(os.path.join(out, "precision.csv"), delimiter=",", skiprows=1, ndmin=2)
+    w = peers.posterior(out, "weights")[0]
+    mean = peers.posterior(out, "mean")
+    prec = peers.posterior(out, "precision")
     assert w.shape == (K,) and mean.shape == (K, D + D * D) and prec.shape == (K, 1 + D * D)
     comps = [factorized_component(mean[k, :D], mean[k, D:].reshape(D, D), prec[k, 0], prec[k, 1:].reshape(D, D))
              for k in range(K)]

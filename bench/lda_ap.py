@@ -85,8 +85,8 @@ def run_ppc(X, threads, seed, iters, cpu=None):
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
     summary = json.load(open(os.path.join(out, "summary.json")))
-    lam = np.loadtxt(os.path.join(out, "phi.csv"), delimiter=",", skiprows=1)
-    gam = np.loadtxt(os.path.join(out, "theta.csv"), delimiter=",", skiprows=1)
+    lam = peers.posterior(out, "phi")
+    gam = peers.posterior(out, "theta")
     shutil.rmtree(out)
     # Time to quality counts the init block (the random initialization and
     # the first messages: scikit-learn's fit includes its own), not the

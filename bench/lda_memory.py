@@ -38,7 +38,7 @@ def fitted_topics(workdir):
         subprocess.run([PPC, os.path.join(ROOT, "examples", "lda.ppl"), "-p", f"V={V}", "--infer", AP, "--map",
                         "theta=doc", "--map", "x=word", "--weight", "count", "--iters", "30", "--out", out, "-q"],
                        stdout=subprocess.DEVNULL, check=True)
-    lam = np.loadtxt(os.path.join(out, "phi.csv"), delimiter=",", skiprows=1)
+    lam = peers.posterior(out, "phi")
     return lam / lam.sum(axis=1, keepdims=True)
 
 

@@ -70,7 +70,7 @@ def ppc(model, path, args, extra):
     subprocess.run(cmd + extra + peers.ppc_cpu_args(args.cpu), stdout=subprocess.DEVNULL, check=True)
     wall = time.perf_counter() - start
     summary = json.load(open(os.path.join(out, "summary.json")))
-    w = np.loadtxt(os.path.join(out, "w.csv"), delimiter=",", skiprows=1)[: args.cols]
+    w = peers.posterior(out, "w")[0][: args.cols]
     shutil.rmtree(out)
     return summary, wall, w
 

@@ -155,3 +155,17 @@ def goal(text, met):
     else:
         bar = "!" * 78
         print(f"  {bar}\n  !! GOAL NOT MET on this host: {text}\n  {bar}")
+
+
+def posterior(out, variable):
+    """The standard parameters of a posterior ppc wrote to `out` (--out), one
+    row per element: the columns summary.json lists as its parameters (the
+    index columns and summaries around them left out)."""
+    import json
+    import numpy as np
+    columns = json.load(open(os.path.join(out, "summary.json")))["posteriors"][variable]
+    path = os.path.join(out, columns["file"])
+    with open(path) as f:
+        header = f.readline().strip().split(",")
+    wanted = [header.index(c) for c in columns["parameters"]]
+    return np.loadtxt(path, delimiter=",", skiprows=1, usecols=wanted, ndmin=2)

@@ -268,6 +268,7 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
     hj["perplexity"] = std::exp(-h.perObservation);
     hj["iterations"] = h.iterations;
     hj["converged"] = h.converged;
+    hj["seconds"] = h.seconds;
     j["heldout"] = std::move(hj);
   }
   // Which column of each posterior's file is which.

@@ -62,6 +62,8 @@ struct RunSummary {
     double elbo = 0, observations = 0, perObservation = 0;
     int64_t iterations = 0;
     bool converged = false;
+    /// Compiling for the held-out data, reading it, and the run.
+    double seconds = 0;
   };
   std::optional<Heldout> heldout;
 };

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/Repl.h"
+#include "tools/UserPosteriors.h"
 
 #include "codegen/exec/Executor.h"
 #include "codegen/llvm/Jit.h"
@@ -49,7 +50,8 @@ std::atomic<bool> gInterrupted{false};
 extern "C" void onInterrupt(int) { gInterrupted = true; }
 
 constexpr const char *kCommands[] = {":load", ":param", ":data", ":vocab", ":infer", ":reset",   ":show", ":top",
-                                     ":elbo", ":emit", ":save", ":time",  ":threads", ":help", ":quit"};
+                                     ":elbo", ":emit", ":save", ":time",  ":threads", ":given", ":init",
+                                     ":heldout", ":help", ":quit"};
 
 const char *kHelp = R"(Commands:
   :load FILE            load a model (.ppl); starts a new session
@@ -65,6 +67,13 @@ const char *kHelp = R"(Commands:
   :elbo [all]           the ELBO of the iterations so far (a long trace: its ends)
   :emit STAGE           ast, ir, plates, gated, messages, deps, schedule, plan or llvm
   :save DIR             write the posteriors and summary.json (as ppc --out)
+  :init VAR FILE        start VAR from the posterior in FILE (a CSV :save or ppc --out
+                        wrote); the posteriors start afresh from it
+  :given VAR FILE       hold VAR at the posterior in FILE (not updated, no entropy
+                        term); :given VAR off infers it again; :given lists them
+  :heldout FILE [FILE...] [--map NAME=COLUMN]... [--weight COLUMN]
+                        the held-out bound of FILE with the current globals given
+                        (as ppc --heldout; --map and --weight default to :data's)
   :time                 compile and inference times
   :threads N            run the data plate's elements on N threads (default: as given
                         by ppc repl --threads, else 1)
@@ -170,6 +179,10 @@ public:
       time();
     else if (cmd == ":threads")
       setThreads(args);
+    else if (cmd == ":given" || cmd == ":init")
+      posteriorSource(args, cmd == ":given");
+    else if (cmd == ":heldout")
+      heldout(args);
     else
       error("unknown command '" + cmd + "'; :help lists the commands");
     out_.flush();
@@ -207,11 +220,12 @@ private:
     Compiled next;
     std::map<std::string, std::string> noParams;
     rt::BindingOptions noData;
-    if (!compile(args[0], *text, noParams, noData, next))
+    if (!compile(args[0], *text, noParams, noData, {}, next))
       return;
     modelPath_ = args[0];
     modelText_ = *text;
     params_.clear();
+    sources_.clear();
     binding_ = noData;
     install(std::move(next), /*keepState=*/false);
     out_ << "loaded " << modelPath_ << ": " << describe() << "\n";
@@ -320,11 +334,18 @@ private:
     std::unique_ptr<codegen::JitSession> jit;
     std::unique_ptr<codegen::Engine> engine;
     std::unique_ptr<codegen::Inference> inference;
+    /// The posteriors the user gives (:init, :given), read from their files.
+    std::map<std::string, std::vector<double>> start;
     double seconds = 0;
   };
 
   bool compile(const std::string &name, const std::string &text, const std::map<std::string, std::string> &params,
                const rt::BindingOptions &binding, Compiled &out) {
+    return compile(name, text, params, binding, sources_, out);
+  }
+
+  bool compile(const std::string &name, const std::string &text, const std::map<std::string, std::string> &params,
+               const rt::BindingOptions &binding, const std::vector<PosteriorSource> &sources, Compiled &out) {
     auto start = std::chrono::steady_clock::now();
     int code = runTool([&]() -> int {
       DiagnosticEngine diags(name, text, llvm::errs());
@@ -353,10 +374,16 @@ private:
       }
       passes::PassContext ctx{diags, &llvm::outs(), {}, {}};
       ScheduleOptions().apply(ctx); // ppc's defaults
+      if (!applyPosteriorSources(*module, sources, ctx.userInitializations, why)) {
+        error(why);
+        return 1;
+      }
       if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
         return 1;
       if (data) {
-        out.plan = codegen::buildPlan(*module, *evaluation, *data, true, diags);
+        codegen::PlanOptions planOptions;
+        planOptions.lowering.userInitialized.insert(ctx.userInitializations.begin(), ctx.userInitializations.end());
+        out.plan = codegen::buildPlan(*module, *evaluation, *data, true, diags, planOptions);
         if (!out.plan)
           return 1;
         if (std::string problem = codegen::planMemoryProblem(*out.plan); !problem.empty()) {
@@ -367,6 +394,10 @@ private:
         if (out.jit)
           out.engine = codegen::createJitEngine(*out.plan, *out.jit, nullptr, why);
         if (!out.engine) {
+          error(why);
+          return 1;
+        }
+        if (!readPosteriorSources(*out.plan, sources, out.start, why)) {
           error(why);
           return 1;
         }
@@ -386,7 +417,9 @@ private:
   void install(Compiled next, bool keepState) {
     if (next.inference) {
       next.engine->setThreads(threads_);
-      next.inference->initialize(*next.engine, seed_);
+      std::string why;
+      if (!next.inference->initialize(*next.engine, seed_, next.start, why))
+        error(why);
       if (keepState && inference_) {
         std::vector<std::string> kept = next.inference->adoptMatchingState(*inference_);
         if (!kept.empty()) {
@@ -407,6 +440,7 @@ private:
     jit_ = std::move(next.jit);
     engine_ = std::move(next.engine);
     inference_ = std::move(next.inference);
+    start_ = std::move(next.start);
     compileSeconds_ = next.seconds;
     summary_ = rt::RunSummary{}; // a new model: a new ELBO trace
   }
@@ -487,7 +521,9 @@ private:
   void reset() {
     if (!needInference())
       return;
-    inference_->initialize(*engine_, seed_);
+    std::string why;
+    if (!inference_->initialize(*engine_, seed_, start_, why))
+      return error(why);
     summary_ = rt::RunSummary{};
     out_ << "posteriors reset to their initial values\n";
   }
@@ -614,6 +650,89 @@ private:
     out_ << "wrote " << args[0] << "\n";
   }
 
+  /// :init VAR FILE, :given VAR FILE, :given VAR off, :given (list).
+  void posteriorSource(const std::vector<std::string> &args, bool given) {
+    const std::string usage = given ? ":given VAR FILE (or :given VAR off, or :given to list)" : ":init VAR FILE";
+    if (given && args.empty()) {
+      bool any = false;
+      for (const PosteriorSource &s : sources_)
+        if (s.given) {
+          out_ << s.variable << " given from " << s.file << "\n";
+          any = true;
+        }
+      if (!any)
+        out_ << "no variable is given\n";
+      return;
+    }
+    if (args.size() != 2)
+      return error(usage);
+    if (modelText_.empty())
+      return error("no model yet: :load MODEL.ppl first");
+    std::vector<PosteriorSource> sources;
+    for (const PosteriorSource &s : sources_)
+      if (s.variable != args[0])
+        sources.push_back(s);
+    const bool off = given && args[1] == "off";
+    if (!off)
+      sources.push_back(PosteriorSource{args[0], args[1], given});
+    Compiled next;
+    if (!compile(modelPath_, modelText_, params_, binding_, sources, next))
+      return; // the session stays as it was
+    sources_ = sources;
+    // A given variable's buffers come from its file; the rest of the state
+    // carries over. :init starts the posteriors afresh from the file.
+    install(std::move(next), /*keepState=*/given);
+    out_ << (off ? args[0] + " is inferred again" : args[0] + (given ? " given from " : " starts from ") + args[1])
+         << ": " << describe() << "\n";
+  }
+
+  /// :heldout FILE... [--map NAME=COLUMN]... [--weight COLUMN]
+  void heldout(const std::vector<std::string> &args) {
+    if (!needInference())
+      return;
+    HeldoutOptions h;
+    h.binding.map = binding_.map;
+    h.binding.weight = binding_.weight;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "--map" || args[i] == "--weight") {
+        if (i + 1 >= args.size())
+          return error(args[i] + " expects a value");
+        const std::string &v = args[++i];
+        size_t eq = v.find('=');
+        if (args[i - 1] == "--weight")
+          h.binding.weight = v;
+        else if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+          return error("--map expects NAME=COLUMN");
+        else
+          h.binding.map[v.substr(0, eq)] = v.substr(eq + 1);
+      } else if (!args[i].empty() && args[i][0] == '-') {
+        return error("unknown :heldout option '" + args[i] + "' (--map, --weight)");
+      } else {
+        h.binding.files.push_back(args[i]);
+      }
+    }
+    if (h.binding.files.empty())
+      return error(":heldout needs a CSV file: :heldout FILE [--map NAME=COLUMN]... [--weight COLUMN]");
+    h.modelPath = modelPath_;
+    h.source = modelText_;
+    h.params = params_;
+    h.run.seed = seed_;
+    h.threads = threads_;
+    rt::RunSummary::Heldout result;
+    bool ok = false;
+    runTool([&]() -> int {
+      ok = evaluateHeldout(h, *inference_, result);
+      return ok ? 0 : 1;
+    });
+    if (!ok)
+      return;
+    out_ << "held-out " << result.file << ": ELBO " << llvm::format("%.10g", result.elbo) << " over "
+         << llvm::format("%.10g", result.observations) << " observations: "
+         << llvm::format("%.6f", result.perObservation) << " nats per observation, perplexity "
+         << llvm::format("%.4f", std::exp(-result.perObservation)) << "\n";
+    summary_.heldout = result;
+  }
+
   void setThreads(const std::vector<std::string> &args) {
     int64_t n = 0;
     if (args.size() != 1 || !parseCount(args[0], n) || n > 1024)
@@ -634,6 +753,8 @@ private:
   std::string modelPath_ = "<repl>", modelText_;
   std::map<std::string, std::string> params_;
   rt::BindingOptions binding_;
+  std::vector<PosteriorSource> sources_;
+  std::map<std::string, std::vector<double>> start_;
   std::vector<std::string> vocab_;
   std::optional<ir::Evaluation> evaluation_;
   std::unique_ptr<ir::Module> module_;

@@ -10,14 +10,18 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "codegen/exec/Executor.h"
+#include "codegen/transforms/PlanPassManager.h"
+#include "runtime/Binding.h"
+#include "runtime/Output.h"
+#include "tools/Driver.h"
+
 #include <map>
 #include <string>
 #include <vector>
 
 namespace ppc {
 namespace ir { class Module; struct Evaluation; }
-namespace rt { struct BoundData; }
-namespace codegen { struct Plan; class Inference; }
 
 /// One --init or --given flag.
 struct PosteriorSource {
@@ -56,5 +60,24 @@ std::vector<std::string> giveGlobals(ir::Module &m);
 /// observation counts once), weighted (--weight): a bound per observation
 /// divides by it (nats per token for LDA).
 double countObservations(const ir::Module &m, const ir::Evaluation &eval, const rt::BoundData &data);
+
+/// What a held-out evaluation compiles and runs: the trained run's model,
+/// parameters and options, the held-out files bound as --infer's.
+struct HeldoutOptions {
+  std::string modelPath, source;
+  std::map<std::string, std::string> params;
+  rt::BindingOptions binding;
+  ScheduleOptions schedule;
+  codegen::PlanOptions plan;
+  codegen::RunOptions run;
+  std::string engine = "jit";
+  int threads = 1;
+};
+
+/// --heldout: the model compiled again for the held-out files, its globals
+/// given at `trained`'s posteriors (exactly: the trained natural
+/// parameters, not a round trip through a CSV), run to convergence with the
+/// training's options; its ELBO is the held-out bound. Errors go to stderr.
+bool evaluateHeldout(const HeldoutOptions &options, const codegen::Inference &trained, rt::RunSummary::Heldout &out);
 
 } // namespace ppc

@@ -361,88 +361,6 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   return 0;
 }
 
-/// --heldout: the model compiled again for the held-out files, its globals
-/// given at the trained posteriors (exactly: the trained natural
-/// parameters, not a round trip through a CSV), run to convergence with the
-/// training's options; its ELBO is the held-out bound.
-static bool evaluateHeldout(const std::string &source, const std::string &modelPath,
-                            const std::map<std::string, std::string> &params, const rt::BindingOptions &binding,
-                            const ScheduleOptions &schedule, const RunFlags &flags, const codegen::Inference &trained,
-                            rt::RunSummary::Heldout &out) {
-  std::string error;
-  DiagnosticEngine diags(modelPath, source, llvm::errs());
-  std::unique_ptr<ir::Module> module = compileModel(source, diags);
-  if (!module)
-    return false;
-  std::optional<ir::Evaluation> evaluation = ir::evaluate(*module, params, /*requireAll=*/true, diags);
-  if (!evaluation)
-    return false;
-  giveGlobals(*module);
-  std::vector<std::string> errors;
-  std::optional<rt::BoundData> data = rt::bindData(*module, *evaluation, binding, errors);
-  for (const std::string &e : errors)
-    llvm::errs() << "ppc: error: --heldout: " << e << "\n";
-  if (!data)
-    return false;
-  for (const std::string &w : data->warnings)
-    llvm::errs() << "ppc: warning: --heldout: " << w << "\n";
-  out.file = binding.files.front();
-  for (size_t i = 1; i < binding.files.size(); ++i)
-    out.file += "," + binding.files[i];
-  out.observations = countObservations(*module, *evaluation, *data);
-  passes::PassContext ctx{diags, nullptr, {}, {}};
-  schedule.apply(ctx);
-  passes::PassManager pm(passes::PassManagerOptions{});
-  if (!pm.addPipeline(pipelineForEmit(""), error) || !pm.run(*module, ctx, llvm::outs(), llvm::errs())) {
-    if (!error.empty())
-      llvm::errs() << "ppc: error: --heldout: " << error << "\n";
-    return false;
-  }
-  codegen::PlanOptions planOptions = flags.plan;
-  planOptions.lowering.userInitialized.clear();
-  std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(*module, *evaluation, *data, true, diags, planOptions,
-                                                           passes::PassManagerOptions{}, nullptr, &llvm::errs());
-  data.reset();
-  if (!plan)
-    return false;
-  if (std::string problem = codegen::planMemoryProblem(*plan); !problem.empty()) {
-    llvm::errs() << "ppc: error: --heldout: " << problem << "\n";
-    return false;
-  }
-  std::unique_ptr<codegen::JitSession> session;
-  std::unique_ptr<codegen::Engine> engine;
-  if (flags.engine == "jit") {
-    session = codegen::JitSession::create(error);
-    if (session)
-      engine = codegen::createJitEngine(*plan, *session, nullptr, error);
-  } else {
-    engine = codegen::createInterpreter(*plan);
-  }
-  if (!engine) {
-    llvm::errs() << "ppc: error: --heldout: " << error << "\n";
-    return false;
-  }
-  engine->setThreads(int(flags.threads));
-  codegen::Inference inference(*plan);
-  if (!inference.initialize(*engine, flags.run.seed, givenFromTrained(trained, *plan), error)) {
-    llvm::errs() << "ppc: error: --heldout: " << error << "\n";
-    return false;
-  }
-  codegen::RunOptions options = flags.run;
-  options.afterIteration = nullptr;
-  options.discreteObservations = rt::discreteObservations(*module);
-  rt::RunSummary summary;
-  if (!inference.run(*engine, options, summary, nullptr, error)) {
-    llvm::errs() << "ppc: error: --heldout: " << error << "\n";
-    return false;
-  }
-  out.elbo = summary.elbo.empty() ? 0.0 : summary.elbo.back();
-  out.iterations = summary.iterations;
-  out.converged = summary.converged;
-  out.perObservation = out.observations > 0 ? out.elbo / out.observations : 0.0;
-  return true;
-}
-
 // Flag values CLI11's own checks would let through (nan, a negative seed
 // wrapped to 2^64 - 1) or describe badly ("not in range 0.000000 to
 // 1797693134862315708...").
@@ -766,7 +684,17 @@ static int ppcMain(int argc, char **argv) {
       rt::BindingOptions heldoutBinding = binding;
       heldoutBinding.files = heldoutFiles;
       run.heldout = [&, heldoutBinding](const codegen::Inference &trained, rt::RunSummary::Heldout &out) {
-        return evaluateHeldout(*source, modelPath, params, heldoutBinding, schedule, run, trained, out);
+        HeldoutOptions h;
+        h.modelPath = modelPath;
+        h.source = *source;
+        h.params = params;
+        h.binding = heldoutBinding;
+        h.schedule = schedule;
+        h.plan = run.plan;
+        h.run = run.run;
+        h.engine = run.engine;
+        h.threads = int(run.threads);
+        return evaluateHeldout(h, trained, out);
       };
     }
     if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))

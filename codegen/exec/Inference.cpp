@@ -224,10 +224,15 @@ std::vector<std::string> Inference::adoptMatchingState(const Inference &old) {
     if (isState(old.plan_.buffers[b]))
       byName[old.plan_.buffers[b].name] = b;
   std::vector<bool> copied(plan_.buffers.size(), false);
+  // The user's posteriors (--init, --given) keep the values they were given.
+  std::vector<bool> fromUser(plan_.buffers.size(), false);
+  for (const Posterior &post : plan_.posteriors)
+    if (post.given || post.userInit)
+      fromUser[size_t(post.eta)] = fromUser[size_t(post.stats)] = true;
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const Buffer &buf = plan_.buffers[b];
     auto it = byName.find(buf.name);
-    if (!isState(buf) || it == byName.end())
+    if (!isState(buf) || it == byName.end() || fromUser[b])
       continue;
     const Buffer &from = old.plan_.buffers[it->second];
     if (from.isInt != buf.isInt || from.size != buf.size)
