@@ -87,12 +87,10 @@ private:
       if (op.kind == OpKind::Update)
         order.push_back(index.at(op.operands[0].value));
     });
-    std::vector<bool> automatic;
-    Scheduler scheduler(g, initializedStatements(g, ctx, &automatic), ctx.diags);
-    scheduler.setAutomaticInitializations(std::move(automatic));
-    scheduler.setIteration(std::move(order));
-    scheduler.initialization();
-    scheduler.emitInitialization(m);
+    std::unique_ptr<Scheduler> scheduler = makeScheduler(g, ctx);
+    scheduler->setIteration(std::move(order));
+    scheduler->initialization();
+    scheduler->emitInitialization(m);
   }
 
   // A region of updates: rematerialize, mark streamed, fuse; recurse into local blocks.

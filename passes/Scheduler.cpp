@@ -263,11 +263,33 @@ void Scheduler::initialization() {
     if (readsBeforeUse(edge.kind))
       return true;
     const ir::Op &to = *g_.stmts[edge.to], &from = *g_.stmts[edge.from];
+    // A message weighted by a condition a warm start computes (not drawn):
+    // the weights must be the computed ones.
+    if (warmConditions_.count(edge.from) || warmConditions_.count(edge.to))
+      return true; // and computed from all of its messages
     if (to.kind != ir::OpKind::Marginal || to.backward || from.kind != ir::OpKind::Msg || from.evidence)
       return false;
     auto family = ir::familyOf(to.operands[0].value);
     return family && !from.kernel.empty() && from.kernel == factorOperators(*family).toArgument[0].kernel;
   };
+  // A user's posterior the iteration recomputes before all of its messages
+  // (a nested schedule's globals, updated first from the messages the
+  // elements sent last iteration) would be recomputed from messages never
+  // sent: they are sent here, from the initial values.
+  {
+    std::vector<bool> done(n, false);
+    for (unsigned v : iter_) {
+      // (a condition's start, random or the user's, is read before it is
+      // recomputed: the iteration is shaped around it)
+      if (userInitialized_[v] && !scheduled_[v] && g_.isMarginal(v) && !g_.stmts[v]->backward)
+        for (unsigned e : g_.sources[v]) {
+          const unsigned u = g_.edges[e].from;
+          if (g_.edges[e].kind == DepKind::Trigger && !done[u] && !g_.invariant[u])
+            pending.insert(u);
+        }
+      done[v] = true;
+    }
+  }
   // The user's initializations and given posteriors are values already:
   // never computed here.
   std::vector<bool> executed = userInitialized_;
@@ -363,6 +385,12 @@ void Scheduler::warnClobberedInitializations() {
   for (unsigned s = 0; s < g_.stmts.size(); ++s) {
     if (!userInitialized_[s] || (s < automatic_.size() && automatic_[s]))
       continue;
+    bool readAtInit = false; // a warm start's initialization reads it
+    for (unsigned v : init_)
+      for (unsigned e : g_.sources[v])
+        readAtInit = readAtInit || g_.edges[e].from == s;
+    if (readAtInit)
+      continue;
     for (unsigned v : iter_) {
       bool reads = false;
       for (unsigned e : g_.sources[v])
@@ -390,7 +418,7 @@ void Scheduler::emit(ir::Module &m) const {
 }
 
 std::vector<bool> initializedStatements(const DependencyGraph &g, const PassContext &ctx,
-                                        std::vector<bool> *automatic) {
+                                        std::vector<bool> *automatic, std::set<unsigned> *warm) {
   std::vector<bool> init(g.stmts.size(), false);
   if (automatic)
     automatic->assign(g.stmts.size(), false);
@@ -402,16 +430,66 @@ std::vector<bool> initializedStatements(const DependencyGraph &g, const PassCont
       if (s->kind == ir::OpKind::Marginal && !s->backward && ir::breaksProductSymmetry(s->operands[0].value))
         conditions.insert(s->result()); // a product's random start (codegen/plan/LowerInit.cpp)
     }
+  auto isUser = [&](unsigned s) {
+    for (const std::string &v : ctx.userInitializations)
+      if (g.values[s]->name == v + ".q")
+        return true;
+    return false;
+  };
+  // A warm start: a condition whose evidence (each case's likelihood)
+  // reads only the user's posteriors and loop invariants is computed from
+  // them at initialization, not drawn at random: LDA's token topics from
+  // the user's topics (drawn at random, they would send the topics messages
+  // that undo the user's start). Its other messages may also read
+  // posteriors that start from their priors (LDA's topic mixes when only
+  // the topics are given); the evidence alone breaks the symmetry.
+  auto fromUser = [&](unsigned s) {
+    bool any = false;
+    for (unsigned e : g.sources[s]) {
+      if (g.edges[e].kind != DepKind::Trigger)
+        continue;
+      const unsigned m = g.edges[e].from;
+      any = true;
+      for (unsigned f : g.sources[m]) {
+        const unsigned u = g.edges[f].from;
+        if (g.edges[f].kind == DepKind::Trigger || u == s || g.invariant[u] || isUser(u))
+          continue;
+        if (g.stmts[m]->evidence || !g.isMarginal(u) || conditions.count(g.values[u]))
+          return false;
+      }
+    }
+    return any;
+  };
   for (unsigned s = 0; s < g.stmts.size(); ++s) {
     init[s] = conditions.count(g.values[s]) != 0;
-    bool user = false;
-    for (const std::string &v : ctx.userInitializations)
-      user = user || g.values[s]->name == v + ".q";
+    const bool user = isUser(s);
+    if (init[s] && !user && !ctx.userInitializations.empty() && fromUser(s)) {
+      init[s] = false;
+      if (warm)
+        warm->insert(s);
+    }
     if (automatic)
       (*automatic)[s] = init[s] && !user;
     init[s] = init[s] || user;
   }
   return init;
+}
+
+std::unique_ptr<Scheduler> makeScheduler(const DependencyGraph &g, const PassContext &ctx) {
+  std::vector<bool> automatic;
+  std::set<unsigned> warm;
+  auto scheduler = std::make_unique<Scheduler>(g, initializedStatements(g, ctx, &automatic, &warm), ctx.diags);
+  scheduler->setAutomaticInitializations(std::move(automatic));
+  scheduler->setWarmConditions(std::move(warm));
+  // The iteration is shaped around the conditions' starts only (random or
+  // the user's), as if no other variable were initialized.
+  PassContext conditionsOnly{ctx.diags, ctx.out, {}, {}};
+  conditionsOnly.randomInitConditions = true;
+  std::vector<bool> scheduled = initializedStatements(g, conditionsOnly);
+  if (!ctx.randomInitConditions) // no random starts: the user's are all there is
+    scheduled = initializedStatements(g, ctx);
+  scheduler->setScheduledInitializations(std::move(scheduled));
+  return scheduler;
 }
 
 namespace {
@@ -423,20 +501,10 @@ public:
     DependencyGraph *g = ctx.analyses.get<DependencyAnalysis>(m, ctx.diags);
     if (!g)
       return false;
-    std::vector<bool> automatic;
-    Scheduler scheduler(*g, initializedStatements(*g, ctx, &automatic), ctx.diags);
-    scheduler.setAutomaticInitializations(std::move(automatic));
-    // The iteration is shaped around the conditions' starts only (random
-    // or the user's), as if no other variable were initialized.
-    PassContext conditionsOnly{ctx.diags, ctx.out, {}, {}};
-    conditionsOnly.randomInitConditions = true;
-    std::vector<bool> scheduled = initializedStatements(*g, conditionsOnly);
-    if (!ctx.randomInitConditions) // no random starts: the user's are all there is
-      scheduled = initializedStatements(*g, ctx);
-    scheduler.setScheduledInitializations(std::move(scheduled));
-    if (!scheduler.run() || ctx.diags.hasErrors())
+    std::unique_ptr<Scheduler> scheduler = makeScheduler(*g, ctx);
+    if (!scheduler->run() || ctx.diags.hasErrors())
       return false;
-    scheduler.emit(m);
+    scheduler->emit(m);
     return true;
   }
 };

@@ -9,6 +9,7 @@
 #include "passes/DependencyAnalysis.h"
 
 #include <limits>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -25,8 +26,17 @@ struct PassContext;
 /// PassContext::randomInitConditions, the posteriors of gate conditions (the
 /// targets of evidence messages), which start random to break symmetry.
 /// `automatic` (if non-null) marks the random ones: no warning when unused.
+/// `warm` (if non-null) gets the conditions a warm start computes from the
+/// user's posteriors instead of drawing them (neither initialized nor
+/// automatic).
 std::vector<bool> initializedStatements(const DependencyGraph &g, const PassContext &ctx,
-                                        std::vector<bool> *automatic = nullptr);
+                                        std::vector<bool> *automatic = nullptr, std::set<unsigned> *warm = nullptr);
+
+class Scheduler;
+/// The scheduler for a pass context's initializations (the user's, the
+/// random ones, warm starts): the schedule pass's, and the one fusion
+/// recomputes the initialization schedule with.
+std::unique_ptr<Scheduler> makeScheduler(const DependencyGraph &g, const PassContext &ctx);
 
 class Scheduler {
 public:
@@ -48,6 +58,7 @@ public:
   /// (--init) changes where a run starts, not its schedule, so that a run
   /// started from another's posteriors continues it.
   void setScheduledInitializations(std::vector<bool> s) { scheduled_ = std::move(s); }
+  void setWarmConditions(std::set<unsigned> s) { warmConditions_ = std::move(s); }
   /// The initialization schedule for the current iteration schedule.
   void initialization();
   void finalization();
@@ -73,6 +84,9 @@ private:
 
   const DependencyGraph &g_;
   std::vector<bool> userInitialized_, automatic_, scheduled_;
+  /// Gate conditions a warm start computes at initialization from the
+  /// user's posteriors instead of drawing them (initializedStatements).
+  std::set<unsigned> warmConditions_;
   DiagnosticEngine &diags_;
   std::vector<std::vector<unsigned>> triggers_;
   std::vector<bool> valid_, fresh_, initUsed_;

@@ -222,6 +222,26 @@ void PlanBuilder::collectPosteriors() {
     if (op.evidence && randomInit_ && !p_.posteriors[it->second].userInit)
       p_.posteriors[it->second].randomInit = true;
   });
+  // A condition the init schedule computes before anything reads it (a
+  // warm start computes the token topics from the user's posteriors,
+  // passes/Scheduler.cpp) is not drawn at random.
+  if (m_.initSchedule) {
+    std::set<const Value *> read;
+    ir::walk(*m_.initSchedule, [&](const Op &u) {
+      if (u.kind != OpKind::Update)
+        return;
+      const Op &stmt = *u.operands[0].value->def;
+      if (stmt.kind == OpKind::Marginal && !read.count(stmt.result()))
+        if (auto it = posteriorOfQ_.find(stmt.result()); it != posteriorOfQ_.end())
+          p_.posteriors[size_t(it->second)].randomInit = false;
+      if (stmt.kind == OpKind::Msg)
+        ir::anyMessageInput(stmt, [&](const ir::Operand &o) {
+          if (o.isValue())
+            read.insert(o.value);
+          return false;
+        });
+    });
+  }
 }
 
 std::vector<Posterior::RowDim> PlanBuilder::rowDims(const std::vector<Value *> &dims, SourceRange where) {

@@ -34,6 +34,24 @@ void PlanBuilder::emitRandomInit(std::vector<Stmt> &out) {
   }
 }
 
+void PlanBuilder::emitUserPosteriorTables(std::vector<Stmt> &out) {
+  for (const Posterior &post : p_.posteriors) {
+    if (!(post.userInit || post.given) || post.scratch || post.expRows < 0)
+      continue;
+    Stmt loop;
+    loop.kind = Stmt::Kind::Loop;
+    loop.var = newVar();
+    loop.bound = p_.intConst(post.elements);
+    loop.note = "exp of " + post.variable->name + "'s statistics (the user's)";
+    ExprId e = p_.loopVar(loop.var), row = p_.mul(e, p_.intConst(post.width));
+    loop.body.push_back(kernelCall("ppc_exp_shifted_n",
+                                   {intArg(post.width), ptrArg(post.stats, row), ptrArg(post.expRows, row),
+                                    ptrArg(post.expRowShifts, e)},
+                                   loop.note));
+    out.push_back(std::move(loop));
+  }
+}
+
 Stmt PlanBuilder::randomCall(int pi, ExprId element, ExprId row) {
   const Posterior &post = p_.posteriors[size_t(pi)];
   ExprId at = p_.mul(row, p_.intConst(post.width));

@@ -40,6 +40,7 @@ bool PlanBuilder::run() {
     planCollapsedElbo();
   }
   emitRandomInit(p_.blocks[Plan::Init]);
+  emitUserPosteriorTables(p_.blocks[Plan::Init]);
   {
     // Every global given (--given, --heldout): the iteration is one nested
     // loop that restarts each element's locals and updates nothing after

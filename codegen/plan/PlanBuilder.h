@@ -204,6 +204,10 @@ private:
 
   // ---- LowerInit.cpp: random initial posteriors ----
   void emitRandomInit(std::vector<Stmt> &out);
+  /// The tables derived from the statistics (exponential rows) of the
+  /// posteriors the user gives (--init, --given), which no update refreshes
+  /// before they are read.
+  void emitUserPosteriorTables(std::vector<Stmt> &out);
   Stmt randomCall(int pi, ExprId element, ExprId row);
   void emitScratchRandomInit(int32_t var, std::vector<Stmt> &out, SourceRange where);
 
