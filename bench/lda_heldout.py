@@ -2,6 +2,7 @@
 """LDA on AP, trained and then scored on held-out documents: ppc against scikit-learn.
 
     /usr/bin/python3 bench/lda_heldout.py [--runs 3] [--threads 1] [--iters 30] [--cpu x86-64-v3]
+    /usr/bin/python3 bench/lda_heldout.py --write-split DIR   (DIR/train.csv, DIR/held.csv; then exits)
 
 The split (docs/inference.md): the first 2000 documents of
 examples/data/ap_bow.csv train, the other 246 are held out (renumbered from
@@ -123,8 +124,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--write-split", metavar="DIR", help="write the split as DIR/train.csv and DIR/held.csv and exit")
     peers.add_arguments(ap)
     args = ap.parse_args()
+    if args.write_split:
+        os.makedirs(args.write_split, exist_ok=True)
+        split(args.write_split)
+        print(f"wrote {args.write_split}/train.csv and {args.write_split}/held.csv")
+        return 0
     print(peers.describe_host(args.cpu))
     print(peers.numpy_blas(args.allow_reference_blas), flush=True)
     workdir = tempfile.mkdtemp(prefix="ppc_heldout_split_")
