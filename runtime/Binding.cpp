@@ -115,7 +115,7 @@ public:
         tables.push_back(std::move(t));
         continue;
       }
-      auto t = readCsv(f, {}, err);
+      auto t = readCsv(f, {}, err, nullptr, /*missingAsNaN=*/true);
       if (!t) {
         errors_.push_back(err.message);
         continue;
@@ -220,7 +220,7 @@ private:
         if (!errors_.empty())
           return false;
       }
-      auto t = readCsv(tables[f].path, {}, err, split ? &how : nullptr);
+      auto t = readCsv(tables[f].path, {}, err, split ? &how : nullptr, /*missingAsNaN=*/true);
       if (!t) {
         errors_.push_back(err.message);
         return false;
@@ -502,6 +502,10 @@ private:
       auto size = ev_.plateSizes.find(p);
       for (size_t r = 0; r < rows; ++r) {
         double x = (*col->values)[r];
+        if (std::isnan(x)) {
+          errors_.push_back(where(t, r, *col) + ": empty value (a plate index cannot be missing)");
+          return;
+        }
         if (x < 0 || x != std::floor(x) || x > 9.0e15) {
           errors_.push_back(where(t, r, *col) + ": plate index must be an integer >= 0; got " + fmt(x));
           return;
@@ -631,6 +635,24 @@ private:
         double rowTotal = 0;
         for (size_t c = 0; c < width; ++c) {
           double x = (*cols[c].values)[r];
+          if (std::isnan(x)) {
+            // A missing observation: marginalised out (weight 0 below), with
+            // a placeholder in the support. Known inputs and vectors of
+            // counts cannot be missing.
+            std::string why = missingProblem(v, width, trials);
+            if (!why.empty()) {
+              errors_.push_back(where(t, r, cols[c]) + ": empty value (" + why + ")");
+              return;
+            }
+            bv.missing.push_back(groupOf[r]);
+            bv.values[size_t(groupOf[r]) * width + c] = checkSupport(v, 0.0).empty() ? 0.0 : 1.0;
+            continue;
+          }
+          if (trials.column && std::isnan((*trials.column)[r])) {
+            errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": the trials of '" + v->name +
+                              "' are missing (" + trials.what + ")");
+            return;
+          }
           std::string problem = checkSupport(v, x);
           if (problem.empty() && trials.multinomial) {
             if (!(x >= 0 && x == std::floor(x)))
@@ -663,6 +685,10 @@ private:
         double total = 0;
         for (size_t r = 0; r < rows; ++r) {
           double w = (*weights)[r];
+          if (std::isnan(w)) {
+            errors_.push_back(where(t, r, weightCol) + ": empty value (a weight cannot be missing)");
+            return;
+          }
           if (w < 0) {
             errors_.push_back(where(t, r, weightCol) + ": a weight must be >= 0; got " + fmt(w));
             return;
@@ -688,10 +714,18 @@ private:
           return;
         }
       }
+      if (!bv.missing.empty()) {
+        std::sort(bv.missing.begin(), bv.missing.end());
+        if (bv.missing.size() == size_t(groups) && !opts_.partition) {
+          errors_.push_back(t.path + ": every value of '" + v->name + "' is missing, so there is nothing to infer from");
+          return;
+        }
+      }
       out_.variables[v] = std::move(bv);
     }
     warnUnusedColumns(t, used);
   }
+
 
   /// A Binomial's trials as this file's rows see them: a constant, or the
   /// column of a known input bound from the same file (another file's rows
@@ -702,6 +736,16 @@ private:
     std::string what;
     bool multinomial = false; ///< a row of counts adds up to the trials
   };
+
+  /// Why a value of `v` cannot be missing ("" if it can).
+  std::string missingProblem(const Value *v, size_t width, const TrialsOf &trials) const {
+    const Op *def = elementDefinition(v);
+    if (ir::isKnownInput(v) || !def || def->kind != OpKind::Random)
+      return "'" + v->name + "' is a known input, which cannot be missing";
+    if (width != 1 || trials.multinomial)
+      return "a missing value is supported for a scalar observation, not in a row of '" + v->name + "'";
+    return "";
+  }
   TrialsOf trialsOf(const CsvTable &t, const Value *v) {
     TrialsOf out;
     const Op *def = elementDefinition(v);

@@ -71,6 +71,13 @@ struct BoundVariable {
   std::string file;
   std::vector<double> values;
   std::vector<double> weights; ///< empty: every weight is 1
+  /// Elements whose value is missing (an empty cell or NA), with a
+  /// placeholder value in the support: the plan multiplies their factor's
+  /// messages and ELBO terms by 0 (a mask of the variable's own, unlike
+  /// the row weights), so they add nothing to the likelihood (marginalised
+  /// out exactly); their posterior predictive is an output
+  /// (`<var>.predicted.csv`).
+  std::vector<int64_t> missing;
 };
 
 /// Orders values by name (unique in a module), so that walking the bound

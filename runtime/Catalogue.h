@@ -71,6 +71,8 @@ struct FactorOperators {
 ///   A<i>  pointer: D0 copies of constant argument i (a Dirichlet's alpha)
 ///   C<i>  double: constant argument i's value
 ///   0     null pointer (no parent index array: the parent row is the one given)
+///   Q<i>  pointer: natural parameters of argument i if it is a posterior, else
+///         null (the kernel then reads S<i>, a constant's point mass)
 ///   W     pointer: the observation's weight (times the gate weight for messages), null if 1
 ///   w     double: the gate weight
 ///   d     pointer: the destination (the message's accumulator row)
@@ -114,6 +116,14 @@ struct FactorEntry {
   /// parameters are the mean already (a Gaussian's mean and variance).
   std::vector<std::string> (*summaryColumns)(int64_t k);
   void (*summaries)(int64_t k, const double *standard, std::vector<double> &out);
+  /// The posterior predictive of a missing observation of this family
+  /// (--out's <var>.predicted.csv): a kernel that adds, times the weight of
+  /// the case it is in, the expected statistics of the observation given
+  /// its parents' posteriors ("" if none); the columns written for one
+  /// observation (as many as the sums) and their values from its sums.
+  std::string_view predictiveKernel;
+  std::vector<std::string> (*predictiveColumns)(int64_t k);
+  void (*predictive)(int64_t k, const double *sums, std::vector<double> &out);
 };
 
 /// Kernels no family owns (vector helpers, product forms, ...), grouped by

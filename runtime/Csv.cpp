@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -170,6 +171,8 @@ std::string plural(size_t n, const char *word) {
 class Reader {
 public:
   Reader(const std::string &path, CsvError &err) : path_(path), err_(err) {}
+  /// An empty field or NA reads as NaN (a missing value) instead of an error.
+  bool missingAsNaN = false;
 
   std::optional<CsvTable> run(const std::vector<std::string> &wanted, CsvSplit *split) {
     int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -585,7 +588,9 @@ private:
     }
     if (blankLine_ != 0)
       return fail(at(blankLine_) + "blank line before more data (line " + std::to_string(ln) +
-                  "); only blank lines at the end of the file are ignored"),
+                  "); only blank lines at the end of the file are ignored" +
+                  (missingAsNaN && ncols_ == 1 ? std::string(" (a missing value in a file of one column is written NA)")
+                                               : std::string())),
              false;
     if (size_t qpos = line.find('"'); qpos != std::string_view::npos) {
       size_t f = static_cast<size_t>(std::count(line.begin(), line.begin() + static_cast<ptrdiff_t>(qpos), ','));
@@ -602,6 +607,11 @@ private:
       int slot = slotOf_[f];
       if (slot >= 0) {
         std::string_view field = trim(line.substr(pos, comma - pos));
+        if (missingAsNaN && (field.empty() || field == "NA")) {
+          rowVals_[static_cast<size_t>(slot)] = std::numeric_limits<double>::quiet_NaN();
+          pos = comma + 1;
+          continue;
+        }
         switch (parseField(field, rowVals_[static_cast<size_t>(slot)])) {
         case Num::Ok:
           break;
@@ -682,8 +692,9 @@ size_t CsvTable::line(size_t row) const {
 }
 
 std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::string> &wanted, CsvError &err,
-                                CsvSplit *split) {
+                                CsvSplit *split, bool missingAsNaN) {
   Reader reader(path, err);
+  reader.missingAsNaN = missingAsNaN;
   return reader.run(wanted, split);
 }
 

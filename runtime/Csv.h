@@ -75,8 +75,10 @@ struct CsvError {
 // Reads `path`. `wanted` lists the columns to read, in the order they should
 // appear in the result (each at most once); empty means every column in file
 // order. On failure returns nullopt and sets err.message.
+// With `missingAsNaN`, an empty field or `NA` reads as NaN (a missing
+// value, which the caller accepts or rejects per column) instead of an error.
 std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::string> &wanted, CsvError &err,
-                                CsvSplit *split = nullptr);
+                                CsvSplit *split = nullptr, bool missingAsNaN = false);
 
 // The header's column names only (the binder decides from them which file
 // is split and by which key before reading any data).

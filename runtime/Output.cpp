@@ -208,8 +208,9 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
     if (!validName(p.variable))
       return fail("cannot name an output file after variable '" + p.variable + "'");
     const FactorEntry &entry = factorEntry(p.family);
-    std::vector<std::string> cols = posteriorColumns(p.family, p.dimension);
-    std::vector<std::string> summaries = entry.summaryColumns(p.dimension);
+    const bool predictive = !p.columns.empty();
+    std::vector<std::string> cols = predictive ? p.columns : posteriorColumns(p.family, p.dimension);
+    std::vector<std::string> summaries = predictive ? std::vector<std::string>{} : entry.summaryColumns(p.dimension);
     const size_t nIndex = p.indexColumns.size();
     if (cols.empty() || p.values.size() % cols.size() != 0 ||
         p.indices.size() != p.values.size() / cols.size() * nIndex)
@@ -228,7 +229,8 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
         text += std::to_string(p.indices[r * nIndex + j]) + ',';
       const double *row = p.values.data() + r * cols.size();
       summary.clear();
-      entry.summaries(p.dimension, row, summary);
+      if (!predictive)
+        entry.summaries(p.dimension, row, summary);
       for (size_t c = 0; c < cols.size(); ++c)
         text += (c ? "," : "") + ir::formatDouble(row[c]);
       for (double v : summary)
@@ -238,6 +240,8 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
     nlohmann::ordered_json c;
     c["file"] = p.variable + ".csv";
     c["family"] = std::string(familySpec(p.family).spelling);
+    if (predictive)
+      c["predictive"] = true; // a missing observation's, not a posterior
     c["rows"] = p.values.size() / cols.size();
     c["index"] = p.indexColumns;
     c["parameters"] = cols;

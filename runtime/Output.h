@@ -39,6 +39,10 @@ struct PosteriorTable {
   /// them: rows x indexColumns.size(), row-major.
   std::vector<std::string> indexColumns;
   std::vector<int64_t> indices;
+  /// Set for a missing observation's posterior predictive
+  /// (`<var>.predicted.csv`): its columns, written in place of the
+  /// family's parameters and summaries.
+  std::vector<std::string> columns;
 };
 
 std::vector<std::string> posteriorColumns(Family f, int64_t dimension);

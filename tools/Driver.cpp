@@ -101,6 +101,22 @@ std::vector<std::string> readVocabulary(const std::string &path, std::string &er
 
 void printPosterior(const rt::PosteriorTable &t, const std::vector<std::string> &vocab, size_t maxRows,
                     llvm::raw_ostream &os) {
+  if (!t.columns.empty()) { // a missing observation's posterior predictive
+    const size_t rows = t.values.size() / t.columns.size(), n = t.indexColumns.size();
+    os << t.variable << ": the posterior predictive of " << rows << " missing value" << (rows == 1 ? "" : "s") << "\n";
+    for (size_t r = 0; r < std::min(rows, maxRows); ++r) {
+      os << "  [";
+      for (size_t j = 0; j < n; ++j)
+        os << (j ? "," : "") << t.indices[r * n + j];
+      os << "]";
+      for (size_t c = 0; c < t.columns.size(); ++c)
+        os << " " << t.columns[c] << "=" << llvm::format("%.6g", t.values[r * t.columns.size() + c]);
+      os << "\n";
+    }
+    if (rows > maxRows)
+      os << "  ... (" << rows - maxRows << " more)\n";
+    return;
+  }
   {
     std::vector<std::string> cols = rt::posteriorColumns(t.family, t.dimension);
     size_t rows = cols.empty() ? 0 : t.values.size() / cols.size();

@@ -69,6 +69,8 @@ void printBoundData(const ir::Module &m, const rt::BoundData &d, llvm::raw_ostre
        << ir::formatDouble(lo) << ", " << ir::formatDouble(hi) << "]";
     if (!bv.weights.empty())
       os << ", total weight " << ir::formatDouble(total);
+    if (!bv.missing.empty())
+      os << ", " << bv.missing.size() << " missing";
     os << "\n";
   }
   (void)m;
@@ -150,26 +152,39 @@ int usageError(const std::string &msg) {
 
 /// The rows of partitioned posteriors, gathered from every process in
 /// rank order (the order of the plate's elements) on process 0.
+/// A table's rows from every process, in rank order, on process 0. Element
+/// ids in the split plate count from each process's first element: offset
+/// by `elements`, the split plate's elements on the processes before it.
+void gatherRows(rt::PosteriorTable &table, int64_t elements) {
+  table.values = gComm->gatherToRoot(table.values);
+  const size_t nIndex = table.indexColumns.size();
+  const int64_t offset = nIndex ? gComm->exclusiveSum(elements) : 0;
+  std::vector<double> ids(table.indices.begin(), table.indices.end());
+  for (size_t r = 0; nIndex && r * nIndex < ids.size(); ++r)
+    ids[r * nIndex] += double(offset);
+  ids = gComm->gatherToRoot(ids);
+  table.indices.assign(ids.begin(), ids.end());
+}
+
 void gatherPartitioned(const codegen::Plan &plan, std::vector<rt::PosteriorTable> &tables) {
   size_t t = 0;
   for (const codegen::Posterior &post : plan.posteriors) {
     if (post.scratch)
       continue;
-    if (post.partitioned && gComm) {
-      rt::PosteriorTable &table = tables[t];
-      table.values = gComm->gatherToRoot(table.values);
-      // Element ids in the split plate count from this process's first
-      // element: offset by the elements of the processes before it.
-      const size_t nIndex = table.indexColumns.size();
-      const int64_t offset = nIndex ? gComm->exclusiveSum(post.rowDims[0].size) : 0;
-      std::vector<double> ids(table.indices.begin(), table.indices.end());
-      for (size_t r = 0; nIndex && r * nIndex < ids.size(); ++r)
-        ids[r * nIndex] += double(offset);
-      ids = gComm->gatherToRoot(ids);
-      table.indices.assign(ids.begin(), ids.end());
-    }
+    if (post.partitioned && gComm)
+      gatherRows(tables[t], post.rowDims.empty() ? 0 : post.rowDims[0].size);
     ++t;
   }
+  // The missing observations' predictive tables follow the posteriors.
+  for (const codegen::Plan::Predicted &pr : plan.predicted) {
+    if (pr.partitioned && gComm)
+      gatherRows(tables[t], pr.rowDims.empty() ? 0 : pr.rowDims[0].size);
+    ++t;
+  }
+  // Predictive tables without rows (no value missing anywhere) are not written.
+  tables.erase(std::remove_if(tables.begin(), tables.end(),
+                              [](const rt::PosteriorTable &x) { return !x.columns.empty() && x.values.empty(); }),
+               tables.end());
 }
 } // namespace
 
@@ -182,6 +197,10 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   codegen::PlanOptions planOptions = flags.plan;
   int64_t &l2CacheBytes = planOptions.lowering.l2CacheBytes;
   planOptions.lowering.partitionedPlate = partitioned;
+  if (gComm) // the variables some process misses values of (each process asks for each)
+    for (const auto &[v, bv] : data->variables)
+      if (!gComm->allOk(bv.missing.empty()))
+        planOptions.lowering.predicted.insert(v->name);
   // The L2 the plan is sized to: --l2-cache, else the checkpoint's being
   // resumed, else this machine's; process 0's for every process.
   if (l2CacheBytes <= 0 && !flags.resume.empty())
@@ -332,6 +351,8 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
     return 1;
   }
   std::vector<rt::PosteriorTable> tables = inference.posteriors();
+  for (rt::PosteriorTable &p : inference.predictions(*engine))
+    tables.push_back(std::move(p));
   gatherPartitioned(*plan, tables);
   if (!isRoot())
     return 0;

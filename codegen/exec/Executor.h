@@ -98,6 +98,7 @@ extern "C" double ppc_parallel_loop(void *runner, int64_t loop, void *const *buf
 /// Each row's element in each of the posterior's plates (rows x
 /// post.rowDims.size(), row-major): the index columns of its output.
 std::vector<int64_t> rowIndices(const Plan &plan, const Posterior &post);
+std::vector<int64_t> rowIndices(const Plan &plan, const std::vector<Posterior::RowDim> &dims);
 
 /// The reference interpreter: walks the plan, calls every kernel through
 /// the runtime's symbol table.
@@ -172,6 +173,9 @@ public:
 
   /// The posteriors in their families' standard parameters.
   std::vector<rt::PosteriorTable> posteriors() const;
+  /// Runs the predict block and gives each observed variable's missing
+  /// elements' posterior predictive (`<var>.predicted`), one row each.
+  std::vector<rt::PosteriorTable> predictions(Engine &engine);
   /// A posterior's expected statistics (E log p of a Dirichlet, q of a Categorical, ...).
   const std::vector<double> &buffer(int32_t b) const { return doubles_[size_t(b)]; }
   const Plan &plan() const { return plan_; }

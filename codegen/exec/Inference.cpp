@@ -257,13 +257,15 @@ std::vector<std::string> Inference::adoptMatchingState(const Inference &old) {
   return kept;
 }
 
-std::vector<int64_t> rowIndices(const Plan &plan, const Posterior &post) {
+std::vector<int64_t> rowIndices(const Plan &plan, const Posterior &post) { return rowIndices(plan, post.rowDims); }
+
+std::vector<int64_t> rowIndices(const Plan &plan, const std::vector<Posterior::RowDim> &dims) {
   // Rows in flat order: element i of a plate of known size follows its
   // parent's row times the size; a ragged plate's elements are consecutive
   // runs (CSR), one per parent row, so walking the parents in order and
   // each one's elements in order gives the rows in order.
   std::vector<std::vector<int64_t>> rows(1); // each row's ids so far
-  for (const Posterior::RowDim &d : post.rowDims) {
+  for (const Posterior::RowDim &d : dims) {
     std::vector<std::vector<int64_t>> next;
     for (size_t parent = 0; parent < rows.size(); ++parent) {
       const int64_t n = d.sizes >= 0 ? plan.buffers[size_t(d.sizes)].ints[parent] : d.size;
@@ -275,9 +277,9 @@ std::vector<int64_t> rowIndices(const Plan &plan, const Posterior &post) {
     rows = std::move(next);
   }
   std::vector<int64_t> out;
-  if (post.rowDims.empty())
+  if (dims.empty())
     return out;
-  out.reserve(rows.size() * post.rowDims.size());
+  out.reserve(rows.size() * dims.size());
   for (const std::vector<int64_t> &r : rows)
     out.insert(out.end(), r.begin(), r.end());
   return out;
@@ -316,6 +318,32 @@ bool Inference::startFrom(const Posterior &post, const std::vector<double> &eta,
       return false;
     }
   return true;
+}
+
+std::vector<rt::PosteriorTable> Inference::predictions(Engine &engine) {
+  std::vector<rt::PosteriorTable> out;
+  if (plan_.predicted.empty())
+    return out;
+  engine.runBlock(Plan::Predict, bases_.data());
+  for (const Plan::Predicted &pr : plan_.predicted) {
+    const FactorEntry &entry = factorEntry(pr.family);
+    rt::PosteriorTable t;
+    t.variable = pr.variable->name + ".predicted";
+    t.family = pr.family;
+    t.dimension = pr.dimension;
+    t.columns = entry.predictiveColumns(pr.dimension);
+    for (const Posterior::RowDim &d : pr.rowDims)
+      t.indexColumns.push_back(d.name);
+    const std::vector<int64_t> ids = rowIndices(plan_, pr.rowDims);
+    const std::vector<double> &sums = doubles_[size_t(pr.buffer)];
+    const size_t n = pr.rowDims.size();
+    for (int64_t e : pr.missing) {
+      entry.predictive(pr.dimension, sums.data() + e * pr.width, t.values);
+      t.indices.insert(t.indices.end(), ids.begin() + long(size_t(e) * n), ids.begin() + long(size_t(e + 1) * n));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 std::vector<rt::PosteriorTable> Inference::posteriors() const {

@@ -120,11 +120,13 @@ std::optional<Stmt> PlanBuilder::marshal(std::string_view kernel, const KernelRo
       if (!s)
         return std::nullopt;
       int argIndex = tok[1] - '0';
-      if (c == 'S' || c == 'N') {
+      if (c == 'Q' && s->kind != Source::Latent) {
+        a.kind = Arg::Kind::Null; // not a posterior: the kernel reads its S<i>
+      } else if (c == 'S' || c == 'N' || c == 'Q') {
         if (s->kind == Source::Latent) {
           const Posterior &post = p_.posteriors[s->posterior];
           a.kind = Arg::Kind::Pointer;
-          a.buffer = c == 'S' ? post.stats : post.eta;
+          a.buffer = c == 'S' ? post.stats : post.eta; // N, Q: natural parameters
           a.expr = p_.mul(s->element, p_.intConst(post.width));
           noteRead(s->posterior, where);
         } else if (s->kind == Source::Data && c == 'S' && argIndex > 0 && ir::isKnownInput(s->data)) {

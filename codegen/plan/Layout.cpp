@@ -335,6 +335,12 @@ int32_t PlanBuilder::dataBuffer(const Value *v, Data kind) {
     b = addBuffer("data." + v->name + ".weight", false, int64_t(bv.weights.size()));
     p_.buffers[b].doubles = bv.weights;
     break;
+  case Data::Observed: // 1, or 0 where the value is missing
+    b = addBuffer("data." + v->name + ".observed", false, int64_t(bv.values.size()));
+    p_.buffers[b].doubles.assign(bv.values.size(), 1.0);
+    for (int64_t e : bv.missing)
+      p_.buffers[b].doubles[size_t(e)] = 0.0;
+    break;
   }
   dataBuffers_[key] = b;
   return b;

@@ -70,7 +70,8 @@ bool PlanBuilder::emitCaseSumElbo(const Op &loop, std::vector<Stmt> &out, Env &e
     pp.statsT = addBuffer(pp.variable->name + ".q.stats.bydatum", false, pp.elements * pp.width);
   pendingTransposes_.insert(parent.posterior);
   Env real = env;
-  ExprId repl = replication(loops, real, nullptr, factor->loc);
+  ExprId repl = times(replication(loops, real, nullptr, factor->loc),
+                      missingMask({Operand::ofValue(factor->result(), indicesOf(loops))}, real, factor->loc));
   ExprId w = kNoExpr;
   for (ExprId x : weights)
     w = w == kNoExpr ? x : p_.mulDouble(w, x);
@@ -190,7 +191,8 @@ void PlanBuilder::emitFactorElbo(const Op &f, std::vector<Stmt> &out, Env &env, 
     fail(f.loc, "a latent Poisson variable is not supported by the code generator yet (its ELBO needs E[log x!])");
     return;
   }
-  ExprId repl = replication(loops, env, nullptr, f.loc);
+  ExprId repl = times(replication(loops, env, nullptr, f.loc),
+                      f.observed ? missingMask({Operand::ofValue(f.result(), indicesOf(loops))}, env, f.loc) : kNoExpr);
   bool replUsed = false;
   auto call = marshal(kernel, KernelRole{f.family, KernelRole::Elbo, 0}, args, w, repl, std::nullopt, f.loc,
                       &replUsed);

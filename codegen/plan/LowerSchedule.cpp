@@ -415,7 +415,8 @@ void PlanBuilder::emitMessageCall(const Op &msg, Env &env, std::vector<Stmt> &ou
                       p_.intConst(post.width));
   int32_t acc = accOf_.at(msg.result());
   targetDimension_ = post.dimension;
-  ExprId repl = replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc);
+  ExprId repl = times(replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc),
+                      missingMask(msg.operands, env, msg.loc));
   if (!msg.evidence) {
     auto call = marshal(msg.kernel, *role, args, w, repl, std::make_pair(acc, row), msg.loc);
     if (!call)

@@ -10,6 +10,8 @@
 
 #include "codegen/plan/PlanBuilder.h"
 
+#include "runtime/Binding.h"
+
 #include <unistd.h>
 
 namespace ppc::codegen {
@@ -25,6 +27,10 @@ bool PlanBuilder::run() {
     return false;
   }
   collectGated(m_.body);
+  // Missing observations are masked out of their factors' messages; the
+  // product form multiplies exponential tables, which no mask reaches.
+  for (const auto &[v, bv] : data_.variables)
+    productForm = productForm && bv.missing.empty();
   findNestedPlate();
   collectPosteriors();
   if (!ok_)
@@ -68,6 +74,7 @@ bool PlanBuilder::run() {
     Env env;
     std::vector<ExprId> weights;
     emitElbo(m_.body, p_.blocks[Plan::Elbo], env, weights, /*top=*/true);
+    emitPredictiveBlock();
     emitPendingTransposes(p_.blocks[Plan::Elbo], p_.blocks[Plan::Elbo].begin());
   }
   if (ok_ && partitioned_)

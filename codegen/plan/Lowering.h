@@ -41,6 +41,10 @@ struct LoweringOptions {
   /// Latent variables whose posteriors start from the user's values
   /// (--init): not drawn at random by the init block.
   std::set<std::string> userInitialized;
+  /// A data-parallel run: the observed variables whose values some process
+  /// misses (every process gets the same predict block); one process
+  /// predicts the variables it misses values of.
+  std::set<std::string> predicted;
 };
 
 /// Lowers a scheduled module bound to data to a plan. Unsupported constructs

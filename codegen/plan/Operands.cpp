@@ -133,6 +133,22 @@ ExprId PlanBuilder::replication(const std::vector<Op *> &loops, const Env &env, 
   return w;
 }
 
+ExprId PlanBuilder::missingMask(const std::vector<Operand> &operands, const Env &env, SourceRange where) {
+  for (const Operand &o : operands) {
+    if (!o.isValue() || !o.value->def || !o.value->def->observed)
+      continue;
+    // A message's datum, or a factor's own observed value (a per-case
+    // clone of it in a mixture: resolved to the variable the data binds).
+    Source s = resolveGated(o, env, where);
+    if (s.kind != Source::Data || ir::isKnownInput(s.data))
+      continue;
+    auto bound = data_.variables.find(s.data);
+    if (bound != data_.variables.end() && !bound->second.missing.empty())
+      return p_.loadDouble(dataBuffer(s.data, Data::Observed), s.element);
+  }
+  return kNoExpr;
+}
+
 ExprId PlanBuilder::times(ExprId a, ExprId b) {
   if (a == kNoExpr)
     return b;

@@ -24,8 +24,9 @@
 // codegen/transforms/PlanPipeline.cpp lists them; printPlan is its textual
 // form (--emit=plan, --print-after) and verifyPlan its invariants.
 //
-// A plan has four blocks: `init` (once), `iteration`, `final` (after the last
-// iteration) and `elbo`. Each returns the sum of the ELBO terms it computes:
+// A plan has five blocks: `init` (once), `iteration`, `final` (after the last
+// iteration), `elbo` and `predict` (missing observations' predictive, once
+// at the end). Each returns the sum of the ELBO terms it computes:
 // the ELBO of the state after an iteration is the iteration's sum (terms of
 // a nested schedule's elements, computed while their rows are at hand) plus
 // the elbo block's (the rest).
@@ -227,9 +228,23 @@ struct Plan {
   /// Every iteration repeats the first (a nested schedule with nothing
   /// outside its local loop: every global given): one iteration is the run.
   bool onePass = false;
-  enum BlockId { Init, Iteration, Final, Elbo, NumBlocks };
+  enum BlockId { Init, Iteration, Final, Elbo, Predict, NumBlocks };
   std::vector<Stmt> blocks[NumBlocks];
-  static constexpr const char *kBlockNames[NumBlocks] = {"init", "iteration", "final", "elbo"};
+  static constexpr const char *kBlockNames[NumBlocks] = {"init", "iteration", "final", "elbo", "predict"};
+  /// Observed variables with missing values (rt::BoundVariable::missing):
+  /// the `predict` block (after the run) sums each element's posterior
+  /// predictive statistics into `buffer` (FactorEntry::predictiveKernel,
+  /// weighted by the cases of the mixtures it is in).
+  struct Predicted {
+    const ir::Value *variable = nullptr; ///< the observed variable the data binds
+    Family family = Family::Gaussian;
+    int64_t dimension = 1, width = 1, elements = 0;
+    int32_t buffer = -1;
+    std::vector<Posterior::RowDim> rowDims; ///< its plates (index columns)
+    std::vector<int64_t> missing;           ///< the elements to write out
+    bool partitioned = false;
+  };
+  std::vector<Predicted> predicted;
 
   // Expression builders (constant-folded).
   ExprId intConst(int64_t v);

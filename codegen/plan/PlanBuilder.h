@@ -74,7 +74,7 @@ public:
               DiagnosticEngine &diags, Plan &plan, const LoweringOptions &options)
       : m_(m), ev_(ev), data_(data), randomInit_(randomInit), diags_(diags), p_(plan),
         productForm(options.productForm), partitioned_(options.partitionedPlate),
-        userInitialized_(options.userInitialized) {}
+        userInitialized_(options.userInitialized), predicted_(options.predicted) {}
 
   /// Lowers the init, iteration and final schedules and the ELBO; false
   /// after reporting errors.
@@ -94,7 +94,7 @@ private:
     int32_t sizes = -1, offsets = -1; ///< ragged: int buffers
     int64_t total = 0;                ///< ragged: elements over all parents
   };
-  enum class Data { Double, Int, Weight };
+  enum class Data { Double, Int, Weight, Observed };
   int32_t addBuffer(std::string name, bool isInt, int64_t size);
   int32_t constantBuffer(const std::vector<double> &values);
   const PlateInfo *plate(const Value *pl, SourceRange where);
@@ -121,6 +121,10 @@ private:
   Source resolveGated(const Operand &o, const Env &env, SourceRange where);
   ExprId replication(const std::vector<Op *> &loops, const Env &env, const Operand *target, SourceRange where);
   ExprId times(ExprId a, ExprId b);
+  /// 0 where the observation among `operands` is missing, else 1 (kNoExpr
+  /// when none of them misses values): a factor's messages and ELBO terms
+  /// are multiplied by it, which marginalises a missing value out.
+  ExprId missingMask(const std::vector<Operand> &operands, const Env &env, SourceRange where);
   void noteRead(int posterior, SourceRange where);
   ExprId gateWeight(const std::vector<std::pair<Source, ExprId>> &gates);
 
@@ -202,6 +206,11 @@ private:
   void emitElbo(const Region &r, std::vector<Stmt> &out, Env &env, std::vector<ExprId> &weights, bool top);
   void emitFactorElbo(const Op &f, std::vector<Stmt> &out, Env &env, const std::vector<ExprId> &weights);
 
+  // ---- LowerPredictive.cpp: missing observations' posterior predictive ----
+  void emitPredictiveBlock();
+  void emitPredictive(const Region &r, std::vector<Stmt> &out, Env &env, std::vector<ExprId> &weights);
+  void emitFactorPredictive(const Op &f, std::vector<Stmt> &out, Env &env, const std::vector<ExprId> &weights);
+
   // ---- LowerInit.cpp: random initial posteriors ----
   void emitRandomInit(std::vector<Stmt> &out);
   /// The tables derived from the statistics (exponential rows) of the
@@ -224,6 +233,8 @@ private:
   const Value *partitioned_ = nullptr;
   /// Variables whose posteriors the user gives the starting values of (--init).
   std::set<std::string> userInitialized_;
+  /// LoweringOptions::predicted (a data-parallel run).
+  std::set<std::string> predicted_;
   bool ok_ = true;
   bool checkReads_ = true;
   int64_t targetDimension_ = 1;

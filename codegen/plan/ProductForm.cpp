@@ -375,7 +375,8 @@ void PlanBuilder::emitTransposedScatter(const Op &msg, Env &env, std::vector<Stm
   }
   noteRead(cond.posterior, msg.loc);
   const Posterior &z = p_.posteriors[size_t(cond.posterior)];
-  ExprId w = replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc);
+  ExprId w = times(replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc),
+                   missingMask(msg.operands, env, msg.loc));
   ExprId x = p_.loadInt(dataBuffer(datum.data, Data::Int), datum.element);
   Stmt c = kernelCall("ppc_axpy",
                       {intArg(post.elements), exprArg(Arg::Kind::Double, w == kNoExpr ? p_.doubleConst(1) : w),
@@ -398,7 +399,8 @@ void PlanBuilder::emitLogEntryMessage(const Op &msg, Env &env, std::vector<Stmt>
     return;
   }
   noteRead(parent, msg.loc);
-  ExprId w = replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc);
+  ExprId w = times(replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc),
+                   missingMask(msg.operands, env, msg.loc));
   ExprId x = p_.loadInt(dataBuffer(datum.data, Data::Int), datum.element);
   Stmt c = kernelCall("ppc_axpy",
                       {intArg(post.width), exprArg(Arg::Kind::Double, w == kNoExpr ? p_.doubleConst(1) : w),

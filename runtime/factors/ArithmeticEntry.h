@@ -48,7 +48,10 @@ inline FactorEntry arithmeticEntry(Family f, std::span<const MessageOperator> me
                      symbols,
                      nullptr,
                      catalogue::noSummaryColumns,
-                     catalogue::noSummaries};
+                     catalogue::noSummaries,
+                     "",
+                     nullptr,
+                     nullptr};
 }
 
 } // namespace ppc::rt::factors

@@ -70,6 +70,14 @@ double ppc_bernoulli_avglogfactor_obs_n(int64_t n, const double* ex, const int64
   return total;
 }
 
+// The posterior predictive of a missing observation: P(x = 1) = E p, from
+// p's Beta posterior (alpha / (alpha + beta)) or a constant's point mass
+// (log c, log(1 - c)); added times the case's weight w.
+void ppc_bernoulli_predictive(const double* eta_p, const double* stats_p, double w, double* d) {
+  const double m = eta_p ? (eta_p[0] + 1.0) / (eta_p[0] + eta_p[1] + 2.0) : vm::exp(stats_p[0]);
+  d[0] += w * m;
+}
+
 }  // extern "C"
 
 #ifndef PPC_RUNTIME_BITCODE
@@ -94,6 +102,7 @@ constexpr MessageOperator kMessages[] = {{"ppc_bernoulli_sample_avglog", "", kRe
      {"ppc_bernoulli_p_avglog", "ppc_bernoulli_p_avglog_obs_n", kReadSample}};
 
 constexpr KernelPattern kPatterns[] = {
+    {"ppc_bernoulli_predictive", "Q1 S1 w d"},
     {"ppc_bernoulli_sample_avglog", "S1 w d"},
     {"ppc_bernoulli_p_avglog", "V0 w d"},
     {"ppc_bernoulli_p_avglog_obs_n", "1 X0 0 W d"},
@@ -103,6 +112,7 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_bernoulli_predictive),
     PPC_ROW_SYMBOL(ppc_bernoulli_stats_n),
     PPC_ROW_SYMBOL(ppc_bernoulli_lognorm_n),
     PPC_ROW_SYMBOL(ppc_bernoulli_entropy_n),
@@ -143,6 +153,9 @@ int64_t naturalParameters(int64_t, const double *standard, double *eta, std::str
   return -1;
 }
 
+std::vector<std::string> predictiveColumns(int64_t) { return {"p"}; }
+void predictive(int64_t, const double *sums, std::vector<double> &out) { out.push_back(sums[0]); }
+
 } // namespace
 
 extern const FactorEntry kBernoulli = {
@@ -159,6 +172,9 @@ extern const FactorEntry kBernoulli = {
     naturalParameters,
     catalogue::noSummaryColumns,
     catalogue::noSummaries,
+    "ppc_bernoulli_predictive",
+    predictiveColumns,
+    predictive,
 };
 
 } // namespace ppc::rt::factors

@@ -27,4 +27,7 @@ double ppc_bernoulli_avglogfactor(double ex, const double* stats_p);
 double ppc_bernoulli_avglogfactor_obs_n(int64_t n, const double* ex, const int64_t* pidx, const double* w,
                                         const double* stats_p);
 
+/// The posterior predictive of a missing observation (FactorEntry::predictiveKernel).
+void ppc_bernoulli_predictive(const double* eta_p, const double* stats_p, double w, double* d);
+
 }  // extern "C"

@@ -109,6 +109,9 @@ extern const FactorEntry kBeta = {
     naturalParameters,
     summaryColumns,
     summaries,
+    "",
+    nullptr,
+    nullptr,
 };
 
 } // namespace ppc::rt::factors

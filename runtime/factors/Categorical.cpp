@@ -88,6 +88,15 @@ double ppc_categorical_avglogfactor_obs_n(int64_t n, int64_t K, const int64_t* x
   return total;
 }
 
+// The posterior predictive of a missing observation: P(x = k) = E p_k, from
+// p's Dirichlet posterior (alpha_k / sum alpha) or a constant (its values,
+// normalized); added times the case's weight w.
+void ppc_categorical_predictive(int64_t K, const double* eta_p, const double* stats_p, double w, double* d) {
+  double total = 0.0;
+  for (int64_t k = 0; k < K; ++k) total += eta_p ? eta_p[k] + 1.0 : stats_p[k];
+  for (int64_t k = 0; k < K; ++k) d[k] += w * (eta_p ? eta_p[k] + 1.0 : stats_p[k]) / total;
+}
+
 }  // extern "C"
 
 #ifndef PPC_RUNTIME_BITCODE
@@ -112,6 +121,7 @@ constexpr MessageOperator kMessages[] = {{"ppc_categorical_sample_avglog", "", k
      {"ppc_categorical_probs_avglog", "ppc_categorical_probs_avglog_obs_n", kReadSample}};
 
 constexpr KernelPattern kPatterns[] = {
+    {"ppc_categorical_predictive", "D0 Q1 S1 w d"},
     {"ppc_categorical_sample_avglog", "D0 S1 w d"},
     {"ppc_categorical_probs_avglog", "D1 S0 w d"},
     {"ppc_categorical_probs_avglog_obs_n", "1 D1 I0 0 W d"},
@@ -121,6 +131,7 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_categorical_predictive),
     PPC_ROW_SYMBOL(ppc_categorical_stats_n),
     PPC_ROW_SYMBOL(ppc_categorical_lognorm_n),
     PPC_ROW_SYMBOL(ppc_categorical_entropy_n),
@@ -169,6 +180,9 @@ int64_t naturalParameters(int64_t k, const double *standard, double *eta, std::s
   return -1;
 }
 
+std::vector<std::string> predictiveColumns(int64_t k) { return catalogue::indexedColumns("p_", k); }
+void predictive(int64_t k, const double *sums, std::vector<double> &out) { out.insert(out.end(), sums, sums + k); }
+
 } // namespace
 
 extern const FactorEntry kCategorical = {
@@ -185,6 +199,9 @@ extern const FactorEntry kCategorical = {
     naturalParameters,
     catalogue::noSummaryColumns,
     catalogue::noSummaries,
+    "ppc_categorical_predictive",
+    predictiveColumns,
+    predictive,
 };
 
 } // namespace ppc::rt::factors

@@ -36,4 +36,7 @@ double ppc_categorical_avglogfactor_obs(int64_t K, int64_t x, const double* elog
 double ppc_categorical_avglogfactor_obs_n(int64_t n, int64_t K, const int64_t* x, const int64_t* pidx,
                                           const double* w, const double* elog_p);
 
+/// The posterior predictive of a missing observation (FactorEntry::predictiveKernel).
+void ppc_categorical_predictive(int64_t K, const double* eta_p, const double* stats_p, double w, double* d);
+
 }  // extern "C"

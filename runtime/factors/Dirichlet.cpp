@@ -235,6 +235,9 @@ extern const FactorEntry kDirichlet = {
     naturalParameters,
     summaryColumns,
     summaries,
+    "",
+    nullptr,
+    nullptr,
 };
 
 } // namespace ppc::rt::factors

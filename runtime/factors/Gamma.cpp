@@ -192,6 +192,9 @@ extern const FactorEntry kGamma = {
     naturalParameters,
     summaryColumns,
     summaries,
+    "",
+    nullptr,
+    nullptr,
 };
 
 } // namespace ppc::rt::factors

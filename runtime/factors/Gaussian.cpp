@@ -105,6 +105,21 @@ void ppc_gaussian_pointmass_stats(double x, double* stats) {
   stats[1] = x * x;
 }
 
+// The posterior predictive of a missing observation: E x = E m and
+// E x^2 = E m^2 + E[1/tau], with E[1/tau] = rate / (shape - 1) for a Gamma
+// posterior (infinite for shape <= 1) or 1/c for a constant; added times
+// the case's weight w (the mean and variance of a mixture follow).
+void ppc_gaussian_predictive(const double* stats_m, const double* eta_tau, const double* stats_tau, double w,
+                             double* d) {
+  double inverse;
+  if (eta_tau)
+    inverse = eta_tau[1] > 0.0 ? -eta_tau[0] / eta_tau[1] : vm::kInf;
+  else
+    inverse = 1.0 / stats_tau[0];
+  d[0] += w * stats_m[0];
+  d[1] += w * (stats_m[1] + inverse);
+}
+
 }  // extern "C"
 
 #ifndef PPC_RUNTIME_BITCODE
@@ -130,6 +145,7 @@ constexpr MessageOperator kMessages[] = {{"ppc_gaussian_sample_avglog", "", kGau
      {"ppc_gaussian_precision_avglog", "ppc_gaussian_precision_avglog_obs_n", kGaussianToPrecision}};
 
 constexpr KernelPattern kPatterns[] = {
+    {"ppc_gaussian_predictive", "S1 Q2 S2 w d"},
     {"ppc_gaussian_sample_avglog", "S1 S2 w d"},
     {"ppc_gaussian_mean_avglog", "S0 S2 w d"},
     {"ppc_gaussian_mean_avglog_obs_n", "1 X0 0 W S2 d"},
@@ -141,6 +157,7 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_gaussian_predictive),
     PPC_ROW_SYMBOL(ppc_gaussian_stats_n),
     PPC_ROW_SYMBOL(ppc_gaussian_lognorm_n),
     PPC_ROW_SYMBOL(ppc_gaussian_entropy_n),
@@ -193,6 +210,12 @@ int64_t naturalParameters(int64_t, const double *standard, double *eta, std::str
   return -1;
 }
 
+std::vector<std::string> predictiveColumns(int64_t) { return {"mean", "variance"}; }
+void predictive(int64_t, const double *sums, std::vector<double> &out) {
+  out.push_back(sums[0]);
+  out.push_back(sums[1] - sums[0] * sums[0]);
+}
+
 } // namespace
 
 extern const FactorEntry kGaussian = {
@@ -209,6 +232,9 @@ extern const FactorEntry kGaussian = {
     naturalParameters,
     catalogue::noSummaryColumns,
     catalogue::noSummaries,
+    "ppc_gaussian_predictive",
+    predictiveColumns,
+    predictive,
 };
 
 } // namespace ppc::rt::factors

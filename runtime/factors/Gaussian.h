@@ -34,4 +34,8 @@ double ppc_gaussian_avglogfactor_obs_n(int64_t n, const double* x, const int64_t
 
 void ppc_gaussian_pointmass_stats(double x, double* stats);  ///< (x, x^2)
 
+/// The posterior predictive of a missing observation (FactorEntry::predictiveKernel).
+void ppc_gaussian_predictive(const double* stats_m, const double* eta_tau, const double* stats_tau, double w,
+                             double* d);
+
 }  // extern "C"

@@ -390,6 +390,9 @@ extern const FactorEntry kMvGaussian = {
     naturalParameters,
     catalogue::noSummaryColumns,
     catalogue::noSummaries,
+    "",
+    nullptr,
+    nullptr,
 };
 
 } // namespace ppc::rt::factors

@@ -34,7 +34,10 @@ inline FactorEntry observedOnlyEntry(Family f, std::span<const MessageOperator> 
                      symbols,
                      nullptr,
                      catalogue::noSummaryColumns,
-                     catalogue::noSummaries};
+                     catalogue::noSummaries,
+                     "",
+                     nullptr,
+                     nullptr};
 }
 
 } // namespace ppc::rt::factors

@@ -114,6 +114,13 @@ double ppc_poisson_avglogfactor_obs_n(int64_t n, const double* x, const int64_t*
   return total;
 }
 
+// The posterior predictive of a missing observation: its mean E rate times
+// the exposure (E rate is the first statistic of a Gamma posterior and of a
+// constant's point mass); added times the case's weight w.
+void ppc_poisson_predictive(const double* stats_rate, double exposure, double w, double* d) {
+  d[0] += w * stats_rate[0] * exposure;
+}
+
 }  // extern "C"
 
 #ifndef PPC_RUNTIME_BITCODE
@@ -140,6 +147,7 @@ constexpr MessageOperator kMessages[] = {{"ppc_poisson_sample_avglog", "", kRead
      kNoMessage};
 
 constexpr KernelPattern kPatterns[] = {
+    {"ppc_poisson_predictive", "S1 V2 w d"},
     {"ppc_poisson_sample_avglog", "S1 V2 w d"},
     {"ppc_poisson_rate_avglog", "V0 V2 w d"},
     {"ppc_poisson_rate_avglog_obs_n", "1 X0 0 W V2 d"},
@@ -148,6 +156,7 @@ constexpr KernelPattern kPatterns[] = {
 };
 
 const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_poisson_predictive),
     PPC_ROW_SYMBOL(ppc_poisson_stats_n),
     PPC_ROW_SYMBOL(ppc_poisson_lognorm_n),
     PPC_SYMBOL(ppc_poisson_elogfact),
@@ -187,6 +196,9 @@ int64_t naturalParameters(int64_t, const double *standard, double *eta, std::str
   return -1;
 }
 
+std::vector<std::string> predictiveColumns(int64_t) { return {"mean"}; }
+void predictive(int64_t, const double *sums, std::vector<double> &out) { out.push_back(sums[0]); }
+
 } // namespace
 
 extern const FactorEntry kPoisson = {
@@ -203,6 +215,9 @@ extern const FactorEntry kPoisson = {
     naturalParameters,
     catalogue::noSummaryColumns,
     catalogue::noSummaries,
+    "ppc_poisson_predictive",
+    predictiveColumns,
+    predictive,
 };
 
 } // namespace ppc::rt::factors

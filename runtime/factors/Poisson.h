@@ -29,4 +29,7 @@ double ppc_poisson_avglogfactor(double ex, double elogfact_x, const double* stat
 double ppc_poisson_avglogfactor_obs_n(int64_t n, const double* x, const int64_t* pidx, const double* w,
                                       double exposure, const double* stats_rate);
 
+/// The posterior predictive of a missing observation (FactorEntry::predictiveKernel).
+void ppc_poisson_predictive(const double* stats_rate, double exposure, double w, double* d);
+
 }  // extern "C"

@@ -294,6 +294,9 @@ extern const FactorEntry kWishart = {
     naturalParameters,
     summaryColumns,
     summaries,
+    "",
+    nullptr,
+    nullptr,
 };
 
 } // namespace ppc::rt::factors

@@ -33,8 +33,8 @@ std::string slurp(const fs::path &p) {
 }
 
 std::vector<rt::PosteriorTable> sample() {
-  rt::PosteriorTable theta{"theta", Family::Dirichlet, 3, {0.1, 2.5, 1.0 / 3.0, 4.0, 5.0, 6.0}, {"doc"}, {0, 1}};
-  rt::PosteriorTable mu{"mu", Family::Gaussian, 1, {-1.25, 0.01}, {}, {}};
+  rt::PosteriorTable theta{"theta", Family::Dirichlet, 3, {0.1, 2.5, 1.0 / 3.0, 4.0, 5.0, 6.0}, {"doc"}, {0, 1}, {}};
+  rt::PosteriorTable mu{"mu", Family::Gaussian, 1, {-1.25, 0.01}, {}, {}, {}};
   return {theta, mu};
 }
 
@@ -140,7 +140,7 @@ TEST(Output, FailureLeavesNothingBehind) {
   EXPECT_FALSE(rt::writeOutputs((t.path / "missing" / "run").string(), summary(), sample(), error));
   EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
   auto bad = sample();
-  bad.push_back(rt::PosteriorTable{"../evil", Family::Gaussian, 1, {0, 1}, {}, {}});
+  bad.push_back(rt::PosteriorTable{"../evil", Family::Gaussian, 1, {0, 1}, {}, {}, {}});
   EXPECT_FALSE(rt::writeOutputs((t.path / "run").string(), summary(), bad, error));
   EXPECT_NE(error.find("cannot name an output file after variable '../evil'"), std::string::npos) << error;
   auto ragged = sample();
