@@ -645,7 +645,10 @@ private:
     for (const auto &[k, v] : params_)
       s.options["param " + k] = v;
     std::string why;
-    if (!rt::writeOutputs(args[0], s, inference_->posteriors(), why))
+    std::vector<rt::PosteriorTable> tables = inference_->posteriors();
+    for (rt::PosteriorTable &p : inference_->predictions(*engine_)) // missing values' predictive
+      tables.push_back(std::move(p));
+    if (!rt::writeOutputs(args[0], s, tables, why))
       return error(why);
     out_ << "wrote " << args[0] << "\n";
   }
