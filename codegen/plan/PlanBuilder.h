@@ -13,7 +13,8 @@
 //   LowerLocal.cpp     `fuse` and `local` loops: reductions, local sweeps, restarts
 //   ProductForm.cpp    categorical posteriors in the exponential domain (a lowering choice)
 //   LowerElbo.cpp      the ELBO block (and a nested schedule's per-element terms)
-//   LowerInit.cpp      random initial posteriors (symmetry breaking)
+//   LowerPredictive.cpp the predict block: missing observations' posterior predictive
+//   LowerInit.cpp      random initial posteriors (symmetry breaking), the user's posteriors' tables
 //
 //===----------------------------------------------------------------------===//
 #pragma once
