@@ -4,6 +4,7 @@
 #include "ir/Printer.h"
 #include "runtime/Csv.h"
 #include "runtime/Output.h"
+#include "runtime/Symbols.h"
 
 #include <algorithm>
 #include <cmath>
@@ -109,7 +110,10 @@ bool readPosteriorFile(const std::string &path, const PosteriorShape &shape, std
   }
   const int64_t width = entry.width(shape.dimension);
   eta.assign(size_t(shape.rows * width), 0.0);
-  std::vector<double> row(params.size());
+  std::vector<double> row(params.size()), stats(static_cast<size_t>(width));
+  // Valid parameters can still be past what the family's statistics can be
+  // computed from (a shape of 1e-320): checked here, where the line is known.
+  const RuntimeSymbol *statsKernel = findRuntimeKernel(entry.statsKernel);
   for (int64_t r = 0; r < shape.rows; ++r) {
     for (size_t c = 0; c < params.size(); ++c)
       row[c] = t->values[presentIndex.size() + c][size_t(r)];
@@ -120,6 +124,27 @@ bool readPosteriorFile(const std::string &path, const PosteriorShape &shape, std
               std::to_string(columnOf(params[size_t(bad)])) + "): must be " + why + "; got " +
               ir::formatDouble(row[size_t(bad)]);
       return false;
+    }
+    if (statsKernel) {
+      std::vector<KernelValue> args;
+      KernelValue v;
+      v.i = 1;
+      args.push_back(v);
+      if (entry.statsTakesDimension) {
+        v.i = shape.dimension;
+        args.push_back(v);
+      }
+      v.p = eta.data() + r * width;
+      args.push_back(v);
+      v.p = stats.data();
+      args.push_back(v);
+      statsKernel->call(args.data());
+      for (double s : stats)
+        if (!std::isfinite(s)) {
+          error = path + ":" + std::to_string(t->line(size_t(r))) + ": these parameters are too close to 0 or too "
+                  "large for the posterior's expected statistics to be computed (they are not finite)";
+          return false;
+        }
     }
   }
   return true;

@@ -222,12 +222,13 @@ private:
     rt::BindingOptions noData;
     if (!compile(args[0], *text, noParams, noData, {}, next))
       return;
+    if (!install(std::move(next), /*keepState=*/false))
+      return;
     modelPath_ = args[0];
     modelText_ = *text;
     params_.clear();
     sources_.clear();
     binding_ = noData;
-    install(std::move(next), /*keepState=*/false);
     out_ << "loaded " << modelPath_ << ": " << describe() << "\n";
   }
 
@@ -241,8 +242,9 @@ private:
     Compiled next;
     if (!compile(modelPath_, text, params_, binding_, next))
       return; // the model stays as it was
+    if (!install(std::move(next), /*keepState=*/true))
+      return;
     modelText_ = text;
-    install(std::move(next), /*keepState=*/true);
     out_ << "model extended: " << describe() << "\n";
   }
 
@@ -261,8 +263,9 @@ private:
     Compiled next;
     if (!compile(modelPath_, modelText_, params, binding_, next))
       return;
+    if (!install(std::move(next), /*keepState=*/true))
+      return;
     params_ = params;
-    install(std::move(next), /*keepState=*/true);
     out_ << "parameters set: " << describe() << "\n";
   }
 
@@ -309,9 +312,10 @@ private:
     Compiled next;
     if (!compile(modelPath_, modelText_, params, binding, next))
       return;
+    if (!install(std::move(next), /*keepState=*/true))
+      return;
     params_ = params;
     binding_ = binding;
-    install(std::move(next), /*keepState=*/true);
     out_ << "data bound: " << describe() << "\n";
   }
 
@@ -414,12 +418,14 @@ private:
   /// Makes `next` current; the old JIT code is released. With `keepState`,
   /// state buffers of the old plan with the same name and size (the
   /// posteriors and messages of variables the change left alone) carry over.
-  void install(Compiled next, bool keepState) {
+  bool install(Compiled next, bool keepState) {
     if (next.inference) {
       next.engine->setThreads(threads_);
       std::string why;
-      if (!next.inference->initialize(*next.engine, seed_, next.start, why))
-        error(why);
+      if (!next.inference->initialize(*next.engine, seed_, next.start, why)) {
+        error(why); // the session stays as it was
+        return false;
+      }
       if (keepState && inference_) {
         std::vector<std::string> kept = next.inference->adoptMatchingState(*inference_);
         if (!kept.empty()) {
@@ -443,6 +449,7 @@ private:
     start_ = std::move(next.start);
     compileSeconds_ = next.seconds;
     summary_ = rt::RunSummary{}; // a new model: a new ELBO trace
+    return true;
   }
 
   std::string describe() const {
@@ -681,10 +688,11 @@ private:
     Compiled next;
     if (!compile(modelPath_, modelText_, params_, binding_, sources, next))
       return; // the session stays as it was
-    sources_ = sources;
     // A given variable's buffers come from its file; the rest of the state
     // carries over. :init starts the posteriors afresh from the file.
-    install(std::move(next), /*keepState=*/given);
+    if (!install(std::move(next), /*keepState=*/given))
+      return;
+    sources_ = sources;
     out_ << (off ? args[0] + " is inferred again" : args[0] + (given ? " given from " : " starts from ") + args[1])
          << ": " << describe() << "\n";
   }

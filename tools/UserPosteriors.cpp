@@ -150,11 +150,17 @@ double countObservations(const ir::Module &m, const ir::Evaluation &eval, const 
   for (const auto &[v, bv] : data.variables) {
     if (!v->def || !v->def->isRandom() || !v->def->observed)
       continue; // known inputs (Data) are not observations
+    // Missing values are not observations.
+    std::vector<bool> missing(bv.weights.empty() ? 0 : bv.weights.size(), false);
+    for (int64_t e : bv.missing)
+      if (size_t(e) < missing.size())
+        missing[size_t(e)] = true;
     if (!bv.weights.empty()) {
-      for (double w : bv.weights)
-        total += w;
+      for (size_t e = 0; e < bv.weights.size(); ++e)
+        total += missing[e] ? 0.0 : bv.weights[e];
       continue;
     }
+    total -= double(bv.missing.size()); // a scalar each (only scalars can be missing)
     double width = 1;
     if (v->type.kind == ir::TypeKind::Vector) {
       const ir::Dim &d = v->type.dim;

@@ -228,7 +228,9 @@ std::vector<std::string> Inference::adoptMatchingState(const Inference &old) {
   std::vector<bool> fromUser(plan_.buffers.size(), false);
   for (const Posterior &post : plan_.posteriors)
     if (post.given || post.userInit)
-      fromUser[size_t(post.eta)] = fromUser[size_t(post.stats)] = true;
+      for (int32_t b : {post.eta, post.stats, post.expRows, post.expRowShifts})
+        if (b >= 0) // (their derived tables too: the init block filled them from the user's values)
+          fromUser[size_t(b)] = true;
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const Buffer &buf = plan_.buffers[b];
     auto it = byName.find(buf.name);

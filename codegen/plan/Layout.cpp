@@ -186,8 +186,12 @@ void PlanBuilder::collectPosteriors() {
     post.userInit = userInitialized_.count(var->name) != 0;
     post.given = op.given;
     post.randomInit = randomInit_ && ir::breaksProductSymmetry(var) && !post.userInit && !post.given;
-    if (!post.scratch)
-      post.rowDims = rowDims(q->dims, op.loc);
+    if (!post.scratch) {
+      std::vector<std::string> columns = factorEntry(post.family).outputColumns(post.dimension);
+      for (std::string &c : factorEntry(post.family).summaryColumns(post.dimension))
+        columns.push_back(std::move(c));
+      post.rowDims = rowDims(q->dims, op.loc, columns);
+    }
     if (post.userInit || post.given)
       computed_.insert(int(p_.posteriors.size()));
     post.eta = addBuffer(q->name + ".eta", false, post.elements * post.width);
@@ -244,9 +248,10 @@ void PlanBuilder::collectPosteriors() {
   }
 }
 
-std::vector<Posterior::RowDim> PlanBuilder::rowDims(const std::vector<Value *> &dims, SourceRange where) {
+std::vector<Posterior::RowDim> PlanBuilder::rowDims(const std::vector<Value *> &dims, SourceRange where,
+                                                    const std::vector<std::string> &reserved) {
   std::vector<Posterior::RowDim> out;
-  std::set<std::string> taken;
+  std::set<std::string> taken(reserved.begin(), reserved.end());
   for (const Value *d : dims) {
     Posterior::RowDim rd;
     auto bound = data_.plates.find(d);

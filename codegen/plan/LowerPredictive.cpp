@@ -57,9 +57,15 @@ void PlanBuilder::emitPredictive(const Region &r, std::vector<Stmt> &out, Env &e
       Source cond = resolveGated(op->operands[0].value->def->operands[0], env, op->loc);
       if (cond.kind != Source::Latent)
         break; // an observed condition: the observations in its other cases are not this one's
+      // A condition the nested schedule keeps for one element at a time
+      // (LDA's token topics) holds the last element's rows after the run.
+      const bool scratch = p_.posteriors[size_t(cond.posterior)].scratch;
+      const bool outer = scratchGate_;
+      scratchGate_ = scratchGate_ || scratch;
       weights.push_back(gateWeight({{cond, indexExpr(op->operands[1], env, op->loc)}}));
       emitPredictive(*op->regions[0], out, env, weights);
       weights.pop_back();
+      scratchGate_ = outer;
       break;
     }
     case OpKind::Random: emitFactorPredictive(*op, out, env, weights); break;
@@ -95,6 +101,13 @@ void PlanBuilder::emitFactorPredictive(const Op &f, std::vector<Stmt> &out, Env 
   if (!ok_)
     return;
   const Value *data = args[0]->data;
+  if (scratchGate_) {
+    if (unpredicted_.insert(data).second)
+      diags_.warning(f.loc, "'" + data->name + "' has missing values, but their posterior predictive is not written: "
+                            "it needs the cases' probabilities of each element, which the nested schedule keeps "
+                            "for one element at a time (--schedule plain keeps them)");
+    return;
+  }
   int index = -1;
   for (size_t i = 0; i < p_.predicted.size(); ++i)
     if (p_.predicted[i].variable == data)
@@ -107,7 +120,7 @@ void PlanBuilder::emitFactorPredictive(const Op &f, std::vector<Stmt> &out, Env 
     pr.width = int64_t(entry.predictiveColumns(pr.dimension).size());
     pr.elements = int64_t(bound->second.values.size()); // a scalar per element (missing values are)
     pr.buffer = addBuffer(data->name + ".predicted", false, pr.elements * pr.width);
-    pr.rowDims = rowDims(data->dims, f.loc);
+    pr.rowDims = rowDims(data->dims, f.loc, entry.predictiveColumns(pr.dimension));
     pr.missing = bound->second.missing;
     pr.partitioned = partitioned_ && !data->dims.empty() && data->dims.front() == partitioned_;
     index = int(p_.predicted.size());

@@ -29,8 +29,13 @@ bool PlanBuilder::run() {
   collectGated(m_.body);
   // Missing observations are masked out of their factors' messages; the
   // product form multiplies exponential tables, which no mask reaches.
-  for (const auto &[v, bv] : data_.variables)
-    productForm = productForm && bv.missing.empty();
+  // (Every process of a data-parallel run decides the same: from the
+  // variables some process misses values of.)
+  if (partitioned_)
+    productForm = productForm && predicted_.empty();
+  else
+    for (const auto &[v, bv] : data_.variables)
+      productForm = productForm && bv.missing.empty();
   findNestedPlate();
   collectPosteriors();
   if (!ok_)

@@ -110,7 +110,11 @@ private:
   int32_t dataBuffer(const Value *v, Data kind);
   /// The index columns of a posterior's output: its plates, named after the
   /// data's index columns (else the plates' names).
-  std::vector<Posterior::RowDim> rowDims(const std::vector<Value *> &dims, SourceRange where);
+  /// `reserved`: the file's other columns (a variable named `rate` over a
+  /// plate of its own must not name an index column `rate` beside a Gamma's
+  /// `rate`).
+  std::vector<Posterior::RowDim> rowDims(const std::vector<Value *> &dims, SourceRange where,
+                                         const std::vector<std::string> &reserved);
   /// The statistics of a known input's values as point masses of `parent`,
   /// one row of `width` doubles per element (a constant per element).
   int32_t pointMassBuffer(const Value *v, Family parent, int64_t dimension, int64_t &width);
@@ -211,6 +215,8 @@ private:
   void emitPredictiveBlock();
   void emitPredictive(const Region &r, std::vector<Stmt> &out, Env &env, std::vector<ExprId> &weights);
   void emitFactorPredictive(const Op &f, std::vector<Stmt> &out, Env &env, const std::vector<ExprId> &weights);
+  bool scratchGate_ = false;                 ///< inside a case of a scratch condition
+  std::set<const Value *> unpredicted_;     ///< variables warned about
 
   // ---- LowerInit.cpp: random initial posteriors ----
   void emitRandomInit(std::vector<Stmt> &out);

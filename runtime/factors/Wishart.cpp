@@ -253,6 +253,13 @@ int64_t naturalParameters(int64_t k, const double *standard, double *eta, std::s
       why = "a finite number";
       return 1 + i;
     }
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < i; ++j)
+      if (std::abs(scale[i * k + j] - scale[j * k + i]) >
+          1e-9 * (std::abs(scale[i * k + j]) + std::abs(scale[j * k + i]))) {
+        why = "equal to scale_" + std::to_string(j) + "_" + std::to_string(i) + " (a scale matrix is symmetric)";
+        return 1 + i * k + j;
+      }
   std::vector<double> L(scale, scale + k * k), inverse(size_t(k * k));
   if (!cholesky(k, L.data())) {
     why = "part of a positive definite scale matrix (its Cholesky factorization fails)";
