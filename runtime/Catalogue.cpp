@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cassert>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -98,6 +99,17 @@ std::vector<std::string_view> catalogueKernels() {
     add(g.elboKernel);
   }
   return out;
+}
+
+int64_t catalogue::concentrationNaturalParameters(int64_t k, const double *standard, double *eta, std::string &why) {
+  for (int64_t i = 0; i < k; ++i) {
+    if (!(standard[i] > 0) || !std::isfinite(standard[i])) {
+      why = "a finite number > 0";
+      return i;
+    }
+    eta[i] = standard[i] - 1;
+  }
+  return -1;
 }
 
 std::vector<std::string> catalogue::noSummaryColumns(int64_t) { return {}; }

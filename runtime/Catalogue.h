@@ -182,6 +182,8 @@ inline constexpr OperatorInput kGaussianElbo[] = {{0, DepKind::Plain}, {1, DepKi
 inline constexpr MessageOperator kNoMessage{"", "", kNone};
 /// k parameters named prefix0, prefix1, ... (Dirichlet's alpha_0, ...).
 std::vector<std::string> indexedColumns(const char *prefix, int64_t k);
+/// Beta and Dirichlet: eta = alpha - 1, each alpha finite and > 0.
+int64_t concentrationNaturalParameters(int64_t k, const double *standard, double *eta, std::string &why);
 /// For families whose standard parameters are their summaries already.
 std::vector<std::string> noSummaryColumns(int64_t k);
 void noSummaries(int64_t k, const double *standard, std::vector<double> &out);

@@ -145,6 +145,17 @@ ExprId PlanBuilder::loopBound(const Op &loop, const Env &env) {
   return p_.loadInt(pi->sizes, flatIndex(pl.value->dims, pl.indices, env, loop.loc));
 }
 
+Stmt PlanBuilder::plateLoop(const Op &loop, const Env &env, Env &inner) {
+  Stmt s;
+  s.kind = Stmt::Kind::Loop;
+  s.var = newVar();
+  s.bound = loopBound(loop, env);
+  s.plate = loop.operands[0].value;
+  inner = env;
+  inner[loop.index] = p_.loopVar(s.var);
+  return s;
+}
+
 void PlanBuilder::collectGated(const Region &r) {
   ir::walk(r, [&](const Op &op) {
     if (op.kind == OpKind::GateExit)

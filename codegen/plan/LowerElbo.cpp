@@ -120,13 +120,8 @@ void PlanBuilder::emitElbo(const Region &r, std::vector<Stmt> &out, Env &env, st
     case OpKind::For: {
       if (productForm && emitCaseSumElbo(*op, out, env, weights))
         break;
-      Stmt loop;
-      loop.kind = Stmt::Kind::Loop;
-      loop.var = newVar();
-      loop.bound = loopBound(*op, env);
-      loop.plate = op->operands[0].value;
-      Env inner = env;
-      inner[op->index] = p_.loopVar(loop.var);
+      Env inner;
+      Stmt loop = plateLoop(*op, env, inner);
       emitElbo(*op->regions[0], loop.body, inner, weights, false);
       loop.parallel = top; // terms summed per thread, then in thread order
       if (!loop.body.empty())

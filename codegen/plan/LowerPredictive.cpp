@@ -41,13 +41,8 @@ void PlanBuilder::emitPredictive(const Region &r, std::vector<Stmt> &out, Env &e
       return;
     switch (op->kind) {
     case OpKind::For: {
-      Stmt loop;
-      loop.kind = Stmt::Kind::Loop;
-      loop.var = newVar();
-      loop.bound = loopBound(*op, env);
-      loop.plate = op->operands[0].value;
-      Env inner = env;
-      inner[op->index] = p_.loopVar(loop.var);
+      Env inner;
+      Stmt loop = plateLoop(*op, env, inner);
       emitPredictive(*op->regions[0], loop.body, inner, weights);
       if (!loop.body.empty())
         out.push_back(std::move(loop));

@@ -104,6 +104,9 @@ private:
   ExprId flatIndex(const std::vector<Value *> &dims, const std::vector<Operand> &idx, const Env &env,
                    SourceRange where, bool scratch = false);
   ExprId loopBound(const Op &loop, const Env &env);
+  /// An empty plan loop over the plate of `for` op `loop`; `inner` is `env`
+  /// with the loop's index bound to the new loop variable.
+  Stmt plateLoop(const Op &loop, const Env &env, Env &inner);
   void collectGated(const Region &r);
   void collectPosteriors();
   int64_t dimValue(const ir::Dim &d, SourceRange where);

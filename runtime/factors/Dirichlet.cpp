@@ -198,17 +198,6 @@ void standardParameters(int64_t k, [[maybe_unused]] const double *eta, [[maybe_u
     out.push_back(eta[i] + 1);
 }
 
-int64_t naturalParameters(int64_t k, const double *standard, double *eta, std::string &why) {
-  for (int64_t i = 0; i < k; ++i) {
-    if (!(standard[i] > 0) || !std::isfinite(standard[i])) {
-      why = "a finite number > 0";
-      return i;
-    }
-    eta[i] = standard[i] - 1;
-  }
-  return -1;
-}
-
 std::vector<std::string> summaryColumns(int64_t k) { return catalogue::indexedColumns("mean_", k); }
 
 void summaries(int64_t k, const double *standard, std::vector<double> &out) {
@@ -232,7 +221,7 @@ extern const FactorEntry kDirichlet = {
     standardParameters,
     kPatterns,
     kSymbols,
-    naturalParameters,
+    catalogue::concentrationNaturalParameters,
     summaryColumns,
     summaries,
     "",
