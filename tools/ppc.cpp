@@ -569,6 +569,11 @@ static int ppcMain(int argc, char **argv) {
     }
   if (!heldoutFiles.empty() && binding.files.empty())
     return usageError("--heldout scores held-out data after training, which needs --infer FILE");
+  if (!heldoutFiles.empty() && !emit.empty())
+    return usageError("--heldout scores held-out data after a run; --emit=" + emit + " stops before it");
+  if (!run.sources.empty() && emit == "ast")
+    return usageError(run.sources.front().flag() + ": --emit=ast prints the syntax tree, which " +
+                      (run.sources.front().given ? "--given" : "--init") + " does not change");
   if (!heldoutFiles.empty() && gComm)
     return usageError("--heldout is not supported under mpirun yet; run the evaluation in one process");
   for (const std::string &name : disabledPlanOpts)
