@@ -129,6 +129,8 @@ SValue Lowering::apply(const ast::Apply &a) {
     if (!lookup(callee->name)) {
       if (callee->name == kDataSpelling)
         return knownInput(a.loc, &a.args);
+      if (callee->name == kSigmoidSpelling)
+        return logisticLink(a);
       if (auto fam = familyFromSpelling(callee->name))
         return distribution(*fam, a);
     }

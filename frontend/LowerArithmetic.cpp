@@ -12,7 +12,10 @@
 //     treats the operands as independent: a * a is not a square);
 //   * division only by a constant;
 //   * a Gamma only times a known positive number (tau * s(i)): the factor
-//     `scale`, whose value is Gamma-like (a precision or rate accepts it).
+//     `scale`, whose value is Gamma-like (a precision or rate accepts it);
+//   * sigmoid(e) of a real value e: the factor `sigmoid`, whose value is a
+//     probability (a Bernoulli or Binomial accepts it; Jaakkola-Jordan bound,
+//     runtime/factors/Sigmoid.cpp); of a constant, the constant's sigmoid.
 // Plates of variables lift elementwise, as distributions' arguments do.
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +23,7 @@
 
 #include "ir/Printer.h"
 
+#include <cmath>
 #include <set>
 
 namespace ppc::lowering {
@@ -122,6 +126,27 @@ SValue Lowering::dotProduct(const ast::Map &m) {
   return arithmeticFactor(Family::InnerProduct, loc, {std::move(a), std::move(b)});
 }
 
+SValue Lowering::logisticLink(const ast::Apply &a) {
+  if (a.args.size() != 1)
+    return fail(a.callee->loc, "sigmoid takes one argument, the log-odds (a real value such as w.dot(x(i)) + b); got " +
+                                   std::to_string(a.args.size()));
+  SValue e = eval(*a.args[0]);
+  if (e.isError())
+    return e;
+  if (e.kind == SValue::Kind::Det && e.constant) { // a known probability
+    SValue p = e;
+    p.loc = a.loc;
+    p.isLong = false;
+    p.constant = 1.0 / (1.0 + std::exp(-*e.constant));
+    p.det = Operand::ofFloat(*p.constant);
+    return p;
+  }
+  if (isGammaLike(e))
+    return fail(e.loc, "sigmoid takes a real value (a Gaussian, or +, -, * and .dot of Gaussians, constants and "
+                       "Data); got " + describe(e) + ", a positive one");
+  return arithmeticFactor(Family::Sigmoid, a.loc, {std::move(e)});
+}
+
 SValue Lowering::arithmeticFactor(Family fam, SourceRange loc, std::vector<SValue> args) {
   const FamilySpec &spec = familySpec(fam);
   bool ok = true, latent = false;
@@ -164,7 +189,7 @@ SValue Lowering::arithmeticFactor(Family fam, SourceRange loc, std::vector<SValu
   std::set<std::string> left, right;
   if (args[0].kind == SValue::Kind::RV)
     latentLeaves(args[0].element(), left);
-  if (args[1].kind == SValue::Kind::RV)
+  if (args.size() > 1 && args[1].kind == SValue::Kind::RV)
     latentLeaves(args[1].element(), right);
   for (const std::string &v : left)
     if (right.count(v))

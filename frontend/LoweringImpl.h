@@ -28,6 +28,8 @@
 namespace ppc::lowering {
 /// The spelling of a known input in the language.
 constexpr std::string_view kDataSpelling = "Data";
+/// The logistic link, p = sigmoid(e) (a deterministic factor, not a family).
+constexpr std::string_view kSigmoidSpelling = "sigmoid";
 
 using ir::Dim;
 using ir::Op;
@@ -183,6 +185,8 @@ private:
   SValue scaledGamma(SourceRange loc, SValue gamma, SValue factor);
   /// `a.dot(b)`.
   SValue dotProduct(const ast::Map &m);
+  /// sigmoid(e): the logistic link (a probability) of a real value.
+  SValue logisticLink(const ast::Apply &a);
   SValue arithmeticFactor(Family fam, SourceRange loc, std::vector<SValue> args);
 
   // ---- map ----

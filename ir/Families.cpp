@@ -14,7 +14,9 @@ namespace ppc {
 namespace {
 
 constexpr Family kProbParents[] = {Family::Dirichlet, Family::Beta};
-constexpr Family kBetaParent[] = {Family::Beta};
+// A probability a Bernoulli or Binomial accepts: a Beta, or the logistic
+// link of a real value, sigmoid(e) (the deterministic factor `sigmoid`).
+constexpr Family kProbabilityParents[] = {Family::Beta, Family::Sigmoid};
 constexpr Family kGammaParent[] = {Family::Gamma};
 // A positive number a precision or a rate accepts: a Gamma, or a Gamma
 // times a known positive number (the deterministic factor `scale`).
@@ -39,7 +41,7 @@ constexpr ParamSpec kCategoricalParams[] = {
     {"probabilities", ConstantDomain::None, kProbParents},
 };
 constexpr ParamSpec kBernoulliParams[] = {
-    {"probability", ConstantDomain::Probability, kBetaParent},
+    {"probability", ConstantDomain::Probability, kProbabilityParents},
 };
 constexpr ParamSpec kGammaParams[] = {
     {"shape", ConstantDomain::Positive, {}},
@@ -76,7 +78,7 @@ constexpr ParamSpec kWishartParams[] = {
 // known input per element (`Data`).
 constexpr ParamSpec kBinomialParams[] = {
     {"trials", ConstantDomain::Count, {}},
-    {"probability", ConstantDomain::Probability, kBetaParent},
+    {"probability", ConstantDomain::Probability, kProbabilityParents},
 };
 
 // Observed only, like Binomial: a row of K counts (wide columns) summing to
@@ -106,6 +108,12 @@ constexpr ParamSpec kScaleParams[] = {
     {"known factor", ConstantDomain::Positive, {}},
 };
 
+// sigmoid(e) = 1 / (1 + exp(-e)) of a real value (a Gaussian, or arithmetic
+// on Gaussians and data: logistic regression's w.dot(x(i)) + b).
+constexpr ParamSpec kSigmoidParams[] = {
+    {"log-odds", ConstantDomain::Real, kRealParents},
+};
+
 constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Dirichlet, "Dirichlet", "dirichlet", Support::Simplex, kDirichletParams, 2},
     {Family::Beta, "Beta", "beta", Support::Unit, kBetaParams, 1},
@@ -123,6 +131,7 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Product, "", "product", Support::Real, kArithmeticParams, 2, true},
     {Family::InnerProduct, "", "dot", Support::Real, kInnerProductParams, 2, true},
     {Family::Scale, "", "scale", Support::Positive, kScaleParams, 2, true},
+    {Family::Sigmoid, "", "sigmoid", Support::Unit, kSigmoidParams, 1, true},
 };
 
 } // namespace
@@ -146,6 +155,7 @@ std::string displayName(Family f) {
   case Family::Product: return "product (*)";
   case Family::InnerProduct: return "inner product (.dot)";
   case Family::Scale: return "scaled Gamma (*)";
+  case Family::Sigmoid: return "logistic link (sigmoid)";
   default: return std::string(familySpec(f).spelling);
   }
 }
@@ -220,12 +230,15 @@ bool constantInDomain(ConstantDomain d, double v) {
   return false;
 }
 
-// The deterministic parents `p` accepts are scaled Gammas only.
-static bool onlyScaledGammas(const ParamSpec &p) {
-  for (Family f : p.parents)
-    if (isDeterministicFamily(f) && f != Family::Scale)
-      return false;
-  return true;
+// What the deterministic parents `p` accepts are, in words.
+static std::string_view computedParents(const ParamSpec &p) {
+  for (Family f : p.parents) {
+    if (f == Family::Sigmoid)
+      return " (or sigmoid(e) of a real value e: a logistic link)";
+    if (f == Family::Sum)
+      return " (or +, -, * and .dot of Gaussians, constants and Data)";
+  }
+  return " (or one times a known positive number, tau * s(i))";
 }
 
 std::string describeAccepted(const ParamSpec &p) {
@@ -259,8 +272,7 @@ std::string describeAccepted(const ParamSpec &p) {
     }
     out += " random variable";
     if (arithmetic)
-      out += onlyScaledGammas(p) ? " (or one times a known positive number, tau * s(i))"
-                              : " (or +, -, * and .dot of Gaussians, constants and Data)";
+      out += computedParents(p);
   }
   return out;
 }

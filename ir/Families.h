@@ -44,8 +44,9 @@ enum class Family : uint8_t {
   Product,    ///< a * b (a Gaussian times a Gaussian, a constant or data)
   InnerProduct, ///< a.dot(b) of MvGaussians and known vectors
   Scale,        ///< tau * s: a Gamma times a known positive number (a scaled precision or rate)
+  Sigmoid,      ///< sigmoid(e): the logistic link of a real value, a probability (Jaakkola-Jordan bound)
 };
-constexpr unsigned kNumFamilies = 16;
+constexpr unsigned kNumFamilies = 17;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {

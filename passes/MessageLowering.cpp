@@ -288,8 +288,13 @@ private:
       // A deterministic factor passes back to an argument what its value's
       // children sent (its `marginal.back`); its forward kernel (a == 0)
       // writes the value's statistics.
+      // A local bound's message also reads its target's posterior (the
+      // logistic link's xi^2 = E e^2): then every argument is an operand.
+      bool readsTarget = false;
+      for (const OperatorInput &in : mo.reads)
+        readsTarget = readsTarget || in.arg == a;
       for (size_t i = 0; i < args.size(); ++i) {
-        if (i == a)
+        if (i == a && !readsTarget)
           continue;
         DepKind kind = DepKind::Plain;
         bool read = false;

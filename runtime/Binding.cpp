@@ -716,8 +716,10 @@ private:
       }
       if (!bv.missing.empty()) {
         std::sort(bv.missing.begin(), bv.missing.end());
-        if (bv.missing.size() == size_t(groups) && !opts_.partition) {
-          errors_.push_back(t.path + ": every value of '" + v->name + "' is missing, so there is nothing to infer from");
+        if (bv.missing.size() == size_t(groups) && !opts_.partition && !opts_.allowAllMissing) {
+          errors_.push_back(t.path + ": every value of '" + v->name +
+                            "' is missing, so there is nothing to infer from (to predict them from a trained model, "
+                            "give its posteriors: --given VAR=FILE)");
           return;
         }
       }

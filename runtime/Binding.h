@@ -47,6 +47,10 @@ struct BindingOptions {
   std::map<std::string, std::string> map;   ///< --map NAME=COLUMN
   std::optional<std::string> weight;        ///< --weight COLUMN
   std::optional<Partition> partition;
+  /// Every value of an observed variable may be missing: with posteriors
+  /// given (--given), a run that only predicts them (applying a trained model
+  /// to new rows). Otherwise a column with no value at all is an error.
+  bool allowAllMissing = false;
 };
 
 /// The plate a data-parallel run splits: the model's one data-sized plate

@@ -19,7 +19,8 @@
 namespace ppc {
 namespace rt::factors {
 extern const FactorEntry kDirichlet, kBeta, kCategorical, kBernoulli, kGamma, kPoisson, kGaussian, kMvGaussian,
-    kWishart, kBinomial, kMultinomial, kSum, kDifference, kProduct, kInnerProduct, kScale;
+    kWishart, kBinomial, kMultinomial, kSum, kDifference, kProduct, kInnerProduct, kScale,
+    kSigmoid;
 extern const KernelGroup kGatesKernels, kVectorKernels, kScheduleKernels, kProductFormKernels, kDenseAlgebraKernels,
     kPlateStatisticsKernels, kLdaReferenceKernels, kSpecialFunctionKernels;
 extern const std::span<const GateOperator> kGateOperators;
@@ -32,6 +33,7 @@ using namespace rt::factors;
 const std::array<const FactorEntry *, kNumFamilies> kEntries = {
     &kDirichlet, &kBeta, &kCategorical, &kBernoulli, &kGamma, &kPoisson, &kGaussian, &kMvGaussian, &kWishart,
     &kBinomial,  &kMultinomial, &kSum,  &kDifference, &kProduct, &kInnerProduct, &kScale,
+    &kSigmoid,
 };
 
 /// The kernels no family owns.

@@ -567,6 +567,8 @@ static int ppcMain(int argc, char **argv) {
         return usageError(error);
       run.sources.push_back(source);
     }
+  // Applying a trained model to new rows: their observations may all be missing (predicted).
+  binding.allowAllMissing = !givenFlags.empty();
   if (!heldoutFiles.empty() && binding.files.empty())
     return usageError("--heldout scores held-out data after training, which needs --infer FILE");
   if (!heldoutFiles.empty() && !emit.empty())

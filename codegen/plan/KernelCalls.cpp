@@ -120,8 +120,8 @@ std::optional<Stmt> PlanBuilder::marshal(std::string_view kernel, const KernelRo
       if (!s)
         return std::nullopt;
       int argIndex = tok[1] - '0';
-      if (c == 'Q' && s->kind != Source::Latent) {
-        a.kind = Arg::Kind::Null; // not a posterior: the kernel reads its S<i>
+      if (c == 'Q' && (s->kind != Source::Latent || isDeterministicFamily(p_.posteriors[s->posterior].family))) {
+        a.kind = Arg::Kind::Null; // not a posterior (a constant, or a value computed forward): the kernel reads its S<i>
       } else if (c == 'S' || c == 'N' || c == 'Q') {
         if (s->kind == Source::Latent) {
           const Posterior &post = p_.posteriors[s->posterior];

@@ -392,6 +392,10 @@ void PlanBuilder::emitMessageCall(const Op &msg, Env &env, std::vector<Stmt> &ou
   size_t nargs = fs.params.size() + 1;
   std::vector<std::optional<Source>> args(nargs);
   size_t expected = role->kind == KernelRole::Message ? nargs - 1 : role->kind == KernelRole::Elbo ? nargs : 1;
+  // A message that reads its target's posterior too (a local bound's) has every argument.
+  const bool readsTarget = role->kind == KernelRole::Message && msg.operands.size() == nargs;
+  if (readsTarget)
+    expected = nargs;
   if (msg.operands.size() != expected) {
     fail(msg.loc, "internal: " + msg.kernel + " has " + std::to_string(msg.operands.size()) +
                       " operands; the code generator expects " + std::to_string(expected));
@@ -399,7 +403,7 @@ void PlanBuilder::emitMessageCall(const Op &msg, Env &env, std::vector<Stmt> &ou
   }
   size_t next = 0;
   for (size_t i = 0; i < expected; ++i) {
-    if (role->kind == KernelRole::Message && int(next) == role->target)
+    if (role->kind == KernelRole::Message && int(next) == role->target && !readsTarget)
       ++next;
     args[next++] = resolveMessageOperand(msg.operands[i], env, msg.loc);
   }

@@ -55,6 +55,14 @@ void ppc_scale_forward(const double* stats_v, double s, double* dst);
 /// to tau: dst += w (s eta0, eta1)
 void ppc_scale_to_variable(const double* eta_m, double s, double w, double* dst);
 
+// ===== Sigmoid (the logistic link, Sigmoid.cpp) =====
+/// dst += (E log s(e), E log s(-e)) under the Jaakkola-Jordan bound at
+/// xi = sqrt(E e^2): (log s(xi) + (E e - xi) / 2, log s(xi) - (E e + xi) / 2)
+void ppc_sigmoid_forward(const double* stats_e, double* dst);
+/// to e, from (a, b) on (log p, log(1 - p)), a, b >= 0:
+///   dst += w ((a - b) / 2, -(a + b) lambda(xi)), lambda(xi) = tanh(xi / 2) / (4 xi)
+void ppc_sigmoid_to_logodds(const double* eta_m, const double* stats_e, double w, double* dst);
+
 // Whole-plate forms for a known operand's rows (codegen/transforms/BatchDot.cpp):
 /// dst[i] = (x_i . mu, x_i^T E x_i) for the n rows x_i of X (n x D), a's full
 /// statistics [mu, E] (assigned, not added)

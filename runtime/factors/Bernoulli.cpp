@@ -70,11 +70,32 @@ double ppc_bernoulli_avglogfactor_obs_n(int64_t n, const double* ex, const int64
   return total;
 }
 
+// E sigmoid(e) from the logistic link's statistics (s0, s1) (Sigmoid.cpp):
+// s0 - s1 = E e = mu and s0 + s1 = g(xi) = 2 log sigmoid(xi) - xi with
+// xi^2 = E e^2, so Var e = xi^2 - mu^2 with xi found by bisection (g falls
+// from g(|mu|) >= s0 + s1 to g(-(s0 + s1)) <= s0 + s1); then MacKay's probit
+// approximation sigmoid(mu / sqrt(1 + pi Var e / 8)) (Bishop, PRML (4.153)).
+// A constant c's point mass (log c, log(1 - c)) gives xi = |mu|, Var e = 0: c.
+static double expectedSigmoid(const double* stats_p) {
+  const double mu = stats_p[0] - stats_p[1], t = stats_p[0] + stats_p[1];
+  if (!std::isfinite(mu) || !std::isfinite(t))
+    return mu > 0 ? 1.0 : 0.0; // a certain constant
+  auto g = [](double xi) { return -2.0 * std::log1p(std::exp(-xi)) - xi; };
+  double lo = std::fabs(mu), hi = std::max(lo, -t);
+  for (int it = 0; it < 200 && hi - lo > 1e-12 * (1.0 + hi); ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (g(mid) > t ? lo : hi) = mid;
+  }
+  const double xi = 0.5 * (lo + hi), var = std::max(0.0, xi * xi - mu * mu);
+  return 1.0 / (1.0 + std::exp(-mu / std::sqrt(1.0 + M_PI * var / 8.0)));
+}
+
 // The posterior predictive of a missing observation: P(x = 1) = E p, from
-// p's Beta posterior (alpha / (alpha + beta)) or a constant's point mass
-// (log c, log(1 - c)); added times the case's weight w.
+// p's Beta posterior (alpha / (alpha + beta)), a constant's point mass or
+// the logistic link's statistics (expectedSigmoid); added times the case's
+// weight w.
 void ppc_bernoulli_predictive(const double* eta_p, const double* stats_p, double w, double* d) {
-  const double m = eta_p ? (eta_p[0] + 1.0) / (eta_p[0] + eta_p[1] + 2.0) : vm::exp(stats_p[0]);
+  const double m = eta_p ? (eta_p[0] + 1.0) / (eta_p[0] + eta_p[1] + 2.0) : expectedSigmoid(stats_p);
   d[0] += w * m;
 }
 

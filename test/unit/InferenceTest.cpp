@@ -179,6 +179,8 @@ std::vector<Example> examples() {
       {"matrix_factorisation.ppl", {examplePath("data/house_votes_train.csv")}, {}, {}, std::nullopt},
       {"hierarchical_regression.ppl", {examplePath("data/iris_groups.csv")},
        {{"s", "species"}, {"x", "sepal_length"}, {"y", "petal_length"}}, {}, std::nullopt},
+      {"logistic_regression.ppl", {examplePath("data/house_votes_party_train.csv")}, {{"y", "republican"}}, {},
+       std::nullopt},
   };
 }
 

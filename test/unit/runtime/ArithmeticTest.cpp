@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <functional>
 #include <random>
 #include <vector>
@@ -169,6 +171,57 @@ TEST(Arithmetic, ScaledGammaMatchesMonteCarlo) {
   for (double t : {0.5, 1.0, 4.0}) { // d0 (t - 1) + d1 (log t - log 1) = w [f(s t) - f(s)]
     auto f = [&](double m) { return eta[0] * m + eta[1] * std::log(m); };
     EXPECT_NEAR(d[0] * (t - 1.0) + d[1] * std::log(t), w * (f(s * t) - f(s)), 1e-12) << t;
+  }
+}
+} // namespace
+
+namespace {
+double logSigmoid(double x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }
+
+// sigmoid(e) with e ~ N(mu, v): the forward statistics are lower bounds of
+// (E log s(e), E log s(-e)) by Monte Carlo, exact for a point mass, and
+// their difference is E e exactly.
+TEST(Arithmetic, SigmoidForwardBoundsMonteCarlo) {
+  for (Scalar e : {Scalar{0.3, 0.5}, Scalar{-2.0, 1.5}, Scalar{4.0, 0.01}, Scalar{0.0, 3.0}}) {
+    std::vector<double> x = draws(e, 5);
+    double lp = 0, lq = 0;
+    for (double v : x) {
+      lp += logSigmoid(v) / kDraws;
+      lq += logSigmoid(-v) / kDraws;
+    }
+    std::vector<double> st = e.stats();
+    double out[2] = {0, 0};
+    ppc_sigmoid_forward(st.data(), out);
+    EXPECT_LE(out[0], lp + 3e-3) << e.mean; // Monte Carlo error about 1e-3
+    EXPECT_LE(out[1], lq + 3e-3) << e.mean;
+    EXPECT_GT(out[0], lp - 0.5) << e.mean; // a bound, not a wild one
+    EXPECT_NEAR(out[0] - out[1], e.mean, 1e-12);
+  }
+  for (double c : {-3.0, -0.2, 0.0, 0.7, 25.0}) {
+    const double st[2] = {c, c * c};
+    double out[2] = {0, 0};
+    ppc_sigmoid_forward(st, out);
+    EXPECT_NEAR(out[0], logSigmoid(c), 1e-12) << c;
+    EXPECT_NEAR(out[1], logSigmoid(-c), 1e-12) << c;
+  }
+}
+
+// The message to e from (a, b) on (log p, log(1 - p)) is a quadratic
+// d0 e + d1 e^2 that, shifted by a constant, stays below f(e) = a log s(e) +
+// b log s(-e) and touches it at e = xi and -xi (the Jaakkola-Jordan bound
+// at xi = sqrt(E e^2)).
+TEST(Arithmetic, SigmoidMessageIsTheJaakkolaJordanBound) {
+  for (auto [a, b, mu, var] : {std::array<double, 4>{1, 0, 0.5, 0.4}, {0, 1, -1.0, 2.0}, {3, 2, 0.1, 1e-12},
+                               {0.4, 0.6, 0.0, 0.0}}) {
+    const double st[2] = {mu, var + mu * mu}, eta[2] = {a, b}, w = 2.0;
+    const double xi = std::sqrt(st[1]);
+    double d[2] = {0, 0};
+    ppc_sigmoid_to_logodds(eta, st, w, d);
+    auto gap = [&](double e) { return w * (a * logSigmoid(e) + b * logSigmoid(-e)) - (d[0] * e + d[1] * e * e); };
+    const double touch = gap(xi);
+    EXPECT_NEAR(gap(-xi), touch, 1e-9);
+    for (double e = -12.0; e <= 12.0; e += 0.01)
+      EXPECT_GE(gap(e), touch - 1e-9) << e;
   }
 }
 } // namespace
