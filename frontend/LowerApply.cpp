@@ -134,6 +134,8 @@ SValue Lowering::apply(const ast::Apply &a) {
       if (auto fam = familyFromSpelling(callee->name))
         return distribution(*fam, a);
     }
+  if (auto *chain = ast::dyn<ast::Map>(a.callee.get()); chain && chain->method == "chain")
+    return markovChain(*chain, a);
   SValue target = eval(*a.callee);
   if (target.isError())
     return target;
@@ -339,7 +341,8 @@ std::vector<Operand> Lowering::freePlatesOf(const SValue &v) {
 }
 
 bool Lowering::checkArgument(const FamilySpec &spec, const ParamSpec &p, const SValue &arg) {
-  std::string what = spec.deterministic ? "the " + std::string(p.name) + " of the " + displayName(spec.family)
+  std::string what = spec.deterministic || spec.spelling.empty()
+                         ? "the " + std::string(p.name) + " of the " + displayName(spec.family)
                                         : std::string(spec.spelling) + " " + std::string(p.name);
   std::string accepted = describeAccepted(p);
   switch (arg.kind) {

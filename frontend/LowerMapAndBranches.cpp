@@ -12,9 +12,12 @@ namespace ppc::lowering {
 SValue Lowering::map(const ast::Map &m) {
   if (m.method == "dot")
     return dotProduct(m);
+  if (m.method == "chain")
+    return fail(m.loc, "chain takes two argument lists: ?.chain(Categorical(pi))(prev => Categorical(A(prev))), "
+                       "the first element's distribution and the transition");
   if (m.method != "map")
     return fail(m.methodLoc, "unknown method '" + m.method +
-                                 "'; plates and plates of random variables have 'map', vectors 'dot'");
+                                 "'; plates and plates of random variables have 'map' and 'chain', vectors 'dot'");
   SValue recv = eval(*m.receiver);
   if (recv.isError())
     return recv;

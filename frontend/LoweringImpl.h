@@ -185,6 +185,12 @@ private:
   SValue scaledGamma(SourceRange loc, SValue gamma, SValue factor);
   /// `a.dot(b)`.
   SValue dotProduct(const ast::Map &m);
+  /// ?.chain(Categorical(pi))(prev => Categorical(A(prev))) (LowerChain.cpp).
+  SValue markovChain(const ast::Map &m, const ast::Apply &a);
+  SValue gaussianChain(const SValue &plate, const ast::Apply &first, const ast::Lambda &fn, SourceRange loopLoc,
+                       SourceRange loc);
+  SValue chainFactor(const SValue &plate, Family family, const std::vector<SValue> &args, SourceRange loopLoc,
+                     SourceRange loc);
   /// sigmoid(e): the logistic link (a probability) of a real value.
   SValue logisticLink(const ast::Apply &a);
   SValue arithmeticFactor(Family fam, SourceRange loc, std::vector<SValue> args);

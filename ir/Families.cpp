@@ -25,7 +25,7 @@ constexpr Family kGaussianParent[] = {Family::Gaussian};
 // A real number a Gaussian's mean accepts: a Gaussian, or arithmetic on
 // Gaussians, constants and data (the deterministic factors below).
 constexpr Family kRealParents[] = {Family::Gaussian, Family::Sum, Family::Difference, Family::Product,
-                                   Family::InnerProduct};
+                                   Family::InnerProduct, Family::GaussianChain};
 constexpr Family kMvGaussianParent[] = {Family::MvGaussian};
 constexpr Family kWishartParent[] = {Family::Wishart};
 
@@ -89,6 +89,26 @@ constexpr ParamSpec kMultinomialParams[] = {
     {"probabilities", ConstantDomain::None, kDirichletParent},
 };
 
+// A chain of Categoricals along the innermost plate of its definition:
+// the initial probabilities of its first element, and the transition
+// probabilities: a plate of K Dirichlets, row j the distribution after state
+// j (the whole plate is the argument). Written ?.chain(Categorical(pi))(prev
+// => Categorical(A(prev))).
+constexpr ParamSpec kMarkovChainParams[] = {
+    {"initial probabilities", ConstantDomain::None, kDirichletParent},
+    {"transition probabilities", ConstantDomain::None, kDirichletParent},
+};
+
+// A chain of Gaussians along the innermost plate of its definition:
+// x_0 ~ Gaussian(m0, p0), x_t ~ Gaussian(a x_{t-1}, tau). Written
+// ?.chain(Gaussian(m0, p0))(prev => Gaussian(a * prev, tau)).
+constexpr ParamSpec kGaussianChainParams[] = {
+    {"initial mean", ConstantDomain::Real, kGaussianParent},
+    {"initial precision", ConstantDomain::Positive, kGammaParent},
+    {"coefficient", ConstantDomain::Real, kGaussianParent},
+    {"transition precision", ConstantDomain::Positive, kGammaParent},
+};
+
 // Deterministic factors. Each argument is a Gaussian (or another
 // arithmetic result), a constant or a known input; an inner product's are
 // MvGaussians or known vectors (Data(D)). Mean-field: the arguments are
@@ -126,6 +146,8 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Wishart, "Wishart", "wishart", Support::PDMatrix, kWishartParams, 3},
     {Family::Binomial, "Binomial", "binomial", Support::Count, kBinomialParams, 2},
     {Family::Multinomial, "Multinomial", "multinomial", Support::Vector, kMultinomialParams, 2},
+    {Family::MarkovChain, "", "chain", Support::Cat, kMarkovChainParams, 2},
+    {Family::GaussianChain, "", "gaussian_chain", Support::Real, kGaussianChainParams, 4},
     {Family::Sum, "", "sum", Support::Real, kArithmeticParams, 2, true},
     {Family::Difference, "", "difference", Support::Real, kArithmeticParams, 2, true},
     {Family::Product, "", "product", Support::Real, kArithmeticParams, 2, true},
@@ -156,6 +178,8 @@ std::string displayName(Family f) {
   case Family::InnerProduct: return "inner product (.dot)";
   case Family::Scale: return "scaled Gamma (*)";
   case Family::Sigmoid: return "logistic link (sigmoid)";
+  case Family::MarkovChain: return "Markov chain (chain)";
+  case Family::GaussianChain: return "Gaussian chain (chain)";
   default: return std::string(familySpec(f).spelling);
   }
 }
@@ -261,7 +285,7 @@ std::string describeAccepted(const ParamSpec &p) {
     for (Family f : p.parents) {
       if (isDeterministicFamily(f))
         arithmetic = true;
-      else
+      else if (!familySpec(f).spelling.empty()) // (a chain's element reads as its family's)
         names.push_back(familySpec(f).spelling);
     }
     out += "a ";

@@ -37,6 +37,8 @@ enum class Family : uint8_t {
   Wishart,
   Binomial,
   Multinomial, ///< observed counts of K categories out of known trials
+  MarkovChain, ///< z_t ~ Categorical(A(z_{t-1})) along a plate, z_0 ~ Categorical(pi): a hidden Markov chain
+  GaussianChain, ///< x_t ~ Gaussian(a x_{t-1}, tau) along a plate, x_0 ~ Gaussian(m0, p0): a state-space model
   // Deterministic factors (arithmetic on random variables): the variable they
   // define is a function of their arguments, with no density of its own.
   Sum,        ///< a + b of Gaussians, constants and data
@@ -46,7 +48,7 @@ enum class Family : uint8_t {
   Scale,        ///< tau * s: a Gamma times a known positive number (a scaled precision or rate)
   Sigmoid,      ///< sigmoid(e): the logistic link of a real value, a probability (Jaakkola-Jordan bound)
 };
-constexpr unsigned kNumFamilies = 17;
+constexpr unsigned kNumFamilies = 19;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {
@@ -134,5 +136,8 @@ enum class DepKind : uint8_t {
 std::string_view depKindName(DepKind k);
 
 inline bool isDeterministicFamily(Family f) { return familySpec(f).deterministic; }
+/// A chain along a plate (?.chain(...)(...)): one structured posterior per
+/// chain, its elements' rows updated together.
+inline bool isChainFamily(Family f) { return f == Family::MarkovChain || f == Family::GaussianChain; }
 
 } // namespace ppc

@@ -55,6 +55,7 @@ Type randomResultType(Family family, const std::vector<Operand> &operands) {
     if (operands.size() > 1 && operands[1].isValue() && operands[1].value->type.kind == TypeKind::Simplex)
       t.dim = operands[1].value->type.dim;
     break;
+  case Family::MarkovChain:
   case Family::Categorical: {
     const Operand *p = operands.empty() ? nullptr : &operands[0];
     t.dim = p && p->isValue() && p->value->type.kind == TypeKind::Simplex ? p->value->type.dim : Dim::of(2);

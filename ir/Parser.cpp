@@ -560,6 +560,9 @@ private:
       if (!expect(":") || !parseType(t))
         return false;
       addMessageResult(op, name(resultToks[0]), t);
+      // A chain's marginal (all the elements of a chain) is over every plate of its variable.
+      if (var.isValue() && var.indices.size() < var.value->dims.size())
+        op->results[0]->dims = var.value->dims;
       return true;
     }
     if (opName == "yield") {

@@ -17,6 +17,13 @@ public:
   bool run() {
     for (const Param &p : m_.params)
       visible_.insert(p.value);
+    // The plates of rows a chain reads whole (its transition probabilities):
+    // messages read and write their posteriors whole too.
+    walk(m_.body, [&](const Op &op) {
+      if (op.kind == OpKind::Random && op.family == Family::MarkovChain && !op.operands.empty() &&
+          op.operands.back().isValue())
+        wholeRows_.insert(op.operands.back().value);
+    });
     region(m_.body, /*topLevel=*/true);
     if (m_.messages) {
       // Update statements form cycles: every message value is visible everywhere.
@@ -241,7 +248,21 @@ private:
           error(op, "%" + o.value->name + " is not defined");
         continue;
       }
-      use(op, o, op.kind == OpKind::GateExit && &o != &op.operands[0] ? 1 : 0);
+      // A chain's transition rows are its whole plate of Dirichlets (the
+      // element before selects one at run time).
+      const bool chainRows = (op.kind == OpKind::Random && op.family == Family::MarkovChain &&
+                              &o == &op.operands.back()) ||
+                             (op.kind == OpKind::Msg && readsWholeRows(o));
+      if (op.kind == OpKind::Marginal && op.results[0]->dims.size() > op.operands[0].indices.size()) {
+        // A chain's marginal: all the elements of one chain.
+        const Op *def = o.isValue() ? o.value->def : nullptr;
+        if (!def || def->kind != OpKind::Random || !isChainFamily(def->family))
+          error(op, "only a chain's marginal leaves its variable's last index out; " + toString(o) + " is not a chain");
+        else
+          use(op, o, 1);
+        continue;
+      }
+      use(op, o, (op.kind == OpKind::GateExit && &o != &op.operands[0]) || chainRows ? 1 : 0);
     }
     switch (op.kind) {
     case OpKind::Plate:
@@ -349,7 +370,7 @@ private:
       if (!op.target)
         error(op, "'msg' needs a target");
       else
-        use(op, *op.target);
+        use(op, *op.target, readsWholeRows(*op.target) ? 1 : 0);
       if (op.kernel.empty())
         error(op, "'msg' needs a kernel");
       return;
@@ -516,6 +537,30 @@ private:
     if (!(op.result()->type == expect))
       error(op, "%" + op.result()->name + " has type " + toString(op.result()->type) + " but '" +
                     std::string(spec.irName) + "' of these operands defines " + toString(expect));
+    if (op.family == Family::MarkovChain)
+      chainChecks(op);
+    if (isChainFamily(op.family) && enclosingLoops(op).empty())
+      error(op, "'" + std::string(spec.irName) + "' defines the elements of a chain: define it inside a 'for'");
+  }
+
+  // K states: the initial probabilities are a simplex<K>, the transition
+  // rows a plate of K simplex<K> values, used whole.
+  void chainChecks(const Op &op) {
+    const Dim K = op.result()->type.dim;
+    auto dimText = [](const Dim &d) { return d.value ? "%" + d.value->name : std::to_string(d.constant); };
+    const Operand &pi = op.operands[0], &rows = op.operands[1];
+    if (pi.isValue() && !(pi.value->type.dim == K))
+      error(op, "the initial probabilities " + toString(pi) + " of a chain over " + dimText(K) + " states have " +
+                    "another dimension");
+    if (!rows.isValue() || rows.indices.size() + 1 != rows.value->dims.size() || !(rows.value->type.dim == K)) {
+      error(op, "the transition rows of a chain over " + dimText(K) + " states must be a plate of simplex<" +
+                    dimText(K) + "> values, its last plate left unindexed; got " + toString(rows));
+      return;
+    }
+    auto n = knownPlateSize(*rows.value->dims.back()->def);
+    if (!n || !(*n == K))
+      error(op, "the transition rows of a chain over " + dimText(K) + " states must be " + dimText(K) +
+                    " rows; " + toString(rows) + " is over plate %" + rows.value->dims.back()->name);
   }
 
   void branchChecks(const Op &op) {
@@ -558,6 +603,14 @@ private:
   const Module &m_;
   DiagnosticEngine &diags_;
   std::set<const Value *> visible_;
+  std::set<const Value *> wholeRows_;
+  /// `o` is the posterior of a chain's transition rows, left unindexed.
+  bool readsWholeRows(const Operand &o) const {
+    if (!o.isValue() || !o.value->def || o.value->def->kind != OpKind::Marginal)
+      return false;
+    const Operand &var = o.value->def->operands[0];
+    return var.isValue() && wholeRows_.count(var.value) && o.indices.size() + 1 == o.value->dims.size();
+  }
   bool ok_ = true;
 };
 

@@ -144,15 +144,24 @@ private:
       return it->second.get();
     auto info = std::make_unique<Posterior>();
     info->var = v;
-    Region *r = mirrorLoops(ir::enclosingLoops(*v->def), info->map, "");
+    // A Markov chain's posterior is one structured update per chain: its
+    // marginal iterates the plates around the chain's own (the last loop)
+    // and sums, then normalizes, the messages of all its elements.
+    std::vector<Op *> loops = ir::enclosingLoops(*v->def);
+    const bool chain = v->def->isRandom() && isChainFamily(v->def->family);
+    if (chain && !loops.empty())
+      loops.pop_back();
+    Region *r = mirrorLoops(loops, info->map, "");
     Op *marginal = b_.createIn(r, OpKind::Marginal, v->def->loc);
     std::vector<Operand> idx;
-    for (Op *l : ir::enclosingLoops(*v->def))
+    for (Op *l : loops)
       idx.push_back(Operand::ofValue(info->map[l->index]));
     marginal->operands.push_back(Operand::ofValue(v, idx));
     marginal->deps.push_back(DepKind::Plain);
     marginal->given = v->def->given; // held at the user's posterior: sums no messages
     info->q = b_.addResult(marginal, v->name + ".q", v->type);
+    if (chain)
+      info->q->dims = v->dims; // an array over every element of the chains
     info->marginal = marginal;
     if (isDeterministic(v)) {
       Op *back = b_.createIn(r, OpKind::Marginal, v->def->loc);

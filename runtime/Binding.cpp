@@ -972,8 +972,20 @@ const ir::Value *partitionPlate(const ir::Module &m, std::string &error) {
   for (const auto &op : m.body.ops)
     if (op->kind == OpKind::Plate && op->plateKind == Op::PlateKind::Data && op->result()->dims.empty())
       top.push_back(op->result());
-  if (top.size() == 1)
-    return top.front();
+  if (top.size() == 1) {
+    // A chain's elements depend on each other in order: a process holds whole chains.
+    bool chainPlate = false;
+    ir::walk(m.body, [&](const Op &op) {
+      chainPlate = chainPlate || (op.kind == OpKind::Random && isChainFamily(op.family) &&
+                                  op.result()->dims.size() == 1 && op.result()->dims[0] == top.front());
+    });
+    if (!chainPlate)
+      return top.front();
+    error = "a data-parallel run would split the Markov chain over %" + top.front()->name +
+            " between processes; give each process whole sequences (?.map(_ => ?.chain(...)(...)), a chain per "
+            "element of the outer plate), or run one process";
+    return nullptr;
+  }
   if (top.empty())
     error = "a data-parallel run splits the model's data-sized plate (?.map) at the top level, and this model has none";
   else

@@ -71,6 +71,8 @@ struct FactorOperators {
 ///   A<i>  pointer: D0 copies of constant argument i (a Dirichlet's alpha)
 ///   C<i>  double: constant argument i's value
 ///   0     null pointer (no parent index array: the parent row is the one given)
+///   P     int64: the position of the message's element in its innermost plate
+///         (0 for a chain's first element)
 ///   Q<i>  pointer: natural parameters of argument i if it is a posterior, else
 ///         null (the kernel then reads S<i>, a constant's point mass)
 ///   W     pointer: the observation's weight (times the gate weight for messages), null if 1

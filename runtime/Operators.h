@@ -96,6 +96,8 @@
 #include "runtime/factors/Gamma.h"
 #include "runtime/factors/Gates.h"
 #include "runtime/factors/Gaussian.h"
+#include "runtime/factors/GaussianChain.h"
+#include "runtime/factors/MarkovChain.h"
 #include "runtime/factors/Multinomial.h"
 #include "runtime/factors/MvGaussian.h"
 #include "runtime/factors/Poisson.h"

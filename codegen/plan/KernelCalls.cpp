@@ -94,6 +94,14 @@ std::optional<Stmt> PlanBuilder::marshal(std::string_view kernel, const KernelRo
       a.kind = Arg::Kind::Int;
       a.expr = p_.intConst(dimensionOf(tok[1]));
       break;
+    case 'P':
+      if (position_ == kNoExpr) {
+        fail(where, "internal: kernel " + std::string(kernel) + " reads its element's position outside a message");
+        return std::nullopt;
+      }
+      a.kind = Arg::Kind::Int;
+      a.expr = position_;
+      break;
     case 'w':
       a.kind = Arg::Kind::Double;
       a.expr = times(gateWeight, repl) == kNoExpr ? p_.doubleConst(1) : times(gateWeight, repl);

@@ -113,11 +113,12 @@ ExprId PlanBuilder::flatIndex(const std::vector<Value *> &dims, const std::vecto
     return indexExpr(idx[1], env, where);
   }
   ExprId f = p_.intConst(0);
-  for (size_t j = 0; j < dims.size() && j < idx.size(); ++j) {
+  const bool whole = idx.size() + 1 == dims.size() && wholePlates_.count(dims.back());
+  for (size_t j = 0; j < dims.size() && (j < idx.size() || whole); ++j) {
     const PlateInfo *pi = plate(dims[j], where);
     if (!pi)
       return f;
-    ExprId i = indexExpr(idx[j], env, where);
+    ExprId i = j < idx.size() ? indexExpr(idx[j], env, where) : p_.intConst(0);
     if (pi->ragged) {
       if (dims[j]->dims.size() != j) {
         fail(where, "internal: plate %" + dims[j]->name + " is not nested in the plates before it");
@@ -128,7 +129,7 @@ ExprId PlanBuilder::flatIndex(const std::vector<Value *> &dims, const std::vecto
       f = p_.add(p_.mul(f, p_.intConst(pi->size)), i);
     }
   }
-  if (idx.size() != dims.size())
+  if (idx.size() != dims.size() && !whole)
     fail(where, "internal: an array over " + std::to_string(dims.size()) + " plates used with " +
                     std::to_string(idx.size()) + " indices");
   return f;

@@ -65,6 +65,10 @@ Stmt PlanBuilder::randomCall(int pi, ExprId element, ExprId row) {
                       {intArg(post.dimension), intArg(post.family == Family::MvGaussian ? 1 : 0), seed, intArg(pi),
                        elementArg, ptrArg(post.eta, at), ptrArg(post.stats, at)},
                       note);
+  if (post.family == Family::MarkovChain)
+    return kernelCall("ppc_random_chain", {intArg(post.dimension), seed, intArg(pi), elementArg, ptrArg(post.eta, at),
+                                           ptrArg(post.stats, at)},
+                      note);
   if (post.family == Family::Bernoulli)
     return kernelCall("ppc_random_bernoulli",
                       {seed, intArg(pi), elementArg, ptrArg(post.eta, at), ptrArg(post.stats, at)}, note);

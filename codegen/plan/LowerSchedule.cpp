@@ -131,6 +131,10 @@ void PlanBuilder::emitZeroTargets(const Op &msg, const std::vector<Op *> &loops,
     resetWhole("datum-major");
     return;
   }
+  if (msg.target->indices.size() < msg.target->value->dims.size()) {
+    resetWhole("rows a chain reads whole");
+    return;
+  }
   bool product = productForm_.count(&msg) > 0;
   emitNest(used, 0, env, out, [&](Env &e, std::vector<Stmt> &body) {
     ExprId at = p_.mul(flatIndex(msg.target->value->dims, msg.target->indices, e, msg.loc, post.scratch),
@@ -221,6 +225,10 @@ void PlanBuilder::emitMarginal(const Op &marg, const std::vector<Op *> &loops, E
                   size_t from) {
   int pi = posteriorOfQ_.at(marg.result());
   const Posterior post = p_.posteriors[pi];
+  if (isChainFamily(post.family) && !marg.backward) {
+    emitChainMarginal(marg, loops, env, out, from);
+    return;
+  }
   // Reported at the end, if something reads the posterior after all (a
   // condition nothing reads, like a model-selection switch, needs no
   // symmetry breaking).
@@ -330,6 +338,57 @@ void PlanBuilder::emitMarginal(const Op &marg, const std::vector<Op *> &loops, E
   computed_.insert(pi);
 }
 
+/// A Markov chain's posterior: the sum of each element's messages, then the
+/// forward-backward recursion over the chain's elements (one chain per
+/// iteration of the marginal's loops; runtime/factors/MarkovChain.cpp).
+void PlanBuilder::emitChainMarginal(const Op &marg, const std::vector<Op *> &loops, Env &env, std::vector<Stmt> &out,
+                                    size_t from) {
+  int pi = posteriorOfQ_.at(marg.result());
+  const Posterior post = p_.posteriors[pi];
+  std::vector<int32_t> accs;
+  for (size_t i = 1; i < marg.operands.size(); ++i)
+    accs.push_back(accOf_.at(marg.operands[i].value));
+  const Value *chainPlate = marg.result()->dims.back();
+  const PlateInfo *pl = plate(chainPlate, marg.loc);
+  if (!pl)
+    return;
+  emitNest(loops, from, env, out, [&](Env &e, std::vector<Stmt> &body) {
+    std::vector<Operand> outer = indicesOf(loops);
+    // The chain's first element (scratch rows: the element's own) and its length.
+    ExprId first = post.scratch ? p_.intConst(0) : flatIndex(marg.result()->dims, outer, e, marg.loc);
+    ExprId length = pl->ragged ? p_.loadInt(pl->sizes, flatIndex(chainPlate->dims, outer, e, marg.loc))
+                               : p_.intConst(pl->size);
+    Stmt loop;
+    loop.kind = Stmt::Kind::Loop;
+    loop.var = newVar();
+    loop.bound = length;
+    loop.note = marg.result()->name + " = sum of its messages, element by element";
+    ExprId row = p_.mul(p_.add(first, p_.loopVar(loop.var)), p_.intConst(post.width));
+    Stmt z;
+    z.kind = Stmt::Kind::Zero;
+    z.buffer = post.eta;
+    z.index = row;
+    z.count = post.width;
+    loop.body.push_back(std::move(z));
+    for (int32_t acc : accs)
+      loop.body.push_back(kernelCall("ppc_axpy", {intArg(post.width), doubleArg(1.0), ptrArg(acc, row), ptrArg(post.eta, row)}));
+    body.push_back(std::move(loop));
+    ExprId at = p_.mul(first, p_.intConst(post.width));
+    const FactorEntry &entry = factorEntry(post.family);
+    std::vector<Arg> args = {exprArg(Arg::Kind::Int, length)};
+    if (entry.statsTakesDimension)
+      args.push_back(intArg(post.dimension));
+    args.insert(args.end(), {ptrArg(post.eta, at), ptrArg(post.stats, at)});
+    body.push_back(kernelCall(entry.statsKernel, std::move(args),
+                              "statistics of " + marg.result()->name +
+                                  (post.family == Family::MarkovChain ? " (forward-backward over the chain)"
+                                                                      : " (smoother over the chain)")));
+  });
+  if (from == 0 && !loops.empty() && !out.empty() && out.back().kind == Stmt::Kind::Loop)
+    out.back().parallel = true; // the chains are independent
+  computed_.insert(pi);
+}
+
 std::vector<Operand> PlanBuilder::indicesOf(const std::vector<Op *> &loops) {
   std::vector<Operand> idx;
   for (Op *l : loops)
@@ -419,6 +478,10 @@ void PlanBuilder::emitMessageCall(const Op &msg, Env &env, std::vector<Stmt> &ou
                       p_.intConst(post.width));
   int32_t acc = accOf_.at(msg.result());
   targetDimension_ = post.dimension;
+  {
+    std::vector<Op *> own = ir::enclosingLoops(msg);
+    position_ = own.empty() ? p_.intConst(0) : indexExpr(Operand::ofValue(own.back()->index), env, msg.loc);
+  }
   ExprId repl = times(replication(ir::enclosingLoops(msg), env, &*msg.target, msg.loc),
                       missingMask(msg.operands, env, msg.loc));
   if (!msg.evidence) {

@@ -27,6 +27,15 @@ bool PlanBuilder::run() {
     return false;
   }
   collectGated(m_.body);
+  // Markov chains: their marginals run over all the elements of a chain,
+  // and their transition rows are read and written whole.
+  ir::walk(m_.body, [&](const Op &op) {
+    if (op.kind != OpKind::Random || !isChainFamily(op.family))
+      return;
+    wholePlates_.insert(op.result()->dims.back());
+    if (op.family == Family::MarkovChain && op.operands.back().isValue() && !op.operands.back().value->dims.empty())
+      wholePlates_.insert(op.operands.back().value->dims.back());
+  });
   // Missing observations are masked out of their factors' messages; the
   // product form multiplies exponential tables, which no mask reaches.
   // (Every process of a data-parallel run decides the same: from the

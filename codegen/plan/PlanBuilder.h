@@ -176,6 +176,8 @@ private:
   void emitSchedule(const Region &r, std::vector<Stmt> &out, Context &ctx);
   void emitUpdate(const Op &update, std::vector<Stmt> &out, Context &ctx);
   bool touchesScratch(const Op &stmt);
+  void emitChainMarginal(const Op &marg, const std::vector<Op *> &loops, Env &env, std::vector<Stmt> &out,
+                         size_t from);
   void emitMarginal(const Op &marg, const std::vector<Op *> &loops, Env &env, std::vector<Stmt> &out,
                     size_t from);
   void emitMessage(const Op &msg, const std::vector<Op *> &loops, Env &env, std::vector<Stmt> &out, size_t from,
@@ -248,6 +250,13 @@ private:
   bool ok_ = true;
   bool checkReads_ = true;
   int64_t targetDimension_ = 1;
+  /// The plates a Markov chain reads whole (its transition rows, its own
+  /// elements): an array over them may be used without its last index,
+  /// which then stands for its first element (the start of the rows).
+  std::set<const Value *> wholePlates_;
+  /// The `P` token of the message being marshalled: its element's position in
+  /// its innermost loop (a chain's first element is position 0).
+  ExprId position_ = kNoExpr;
   std::map<const Value *, PlateInfo> plates_;
   std::map<const Value *, int> posteriorOfQ_, posteriorOfVar_;
   std::map<const Value *, int32_t> accOf_;

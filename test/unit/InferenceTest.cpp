@@ -181,6 +181,8 @@ std::vector<Example> examples() {
        {{"s", "species"}, {"x", "sepal_length"}, {"y", "petal_length"}}, {}, std::nullopt},
       {"logistic_regression.ppl", {examplePath("data/house_votes_party_train.csv")}, {{"y", "republican"}}, {},
        std::nullopt},
+      {"hmm_nile.ppl", {examplePath("data/nile.csv")}, {{"y", "flow"}}, {}, std::nullopt},
+      {"local_level_nile.ppl", {examplePath("data/nile.csv")}, {{"y", "flow"}}, {}, std::nullopt},
   };
 }
 
