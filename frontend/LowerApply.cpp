@@ -131,6 +131,8 @@ SValue Lowering::apply(const ast::Apply &a) {
         return knownInput(a.loc, &a.args);
       if (callee->name == kSigmoidSpelling)
         return logisticLink(a);
+      if (callee->name == kSoftmaxSpelling)
+        return softmaxLink(a);
       if (auto fam = familyFromSpelling(callee->name))
         return distribution(*fam, a);
     }

@@ -13,6 +13,9 @@
 //   * division only by a constant;
 //   * a Gamma only times a known positive number (tau * s(i)): the factor
 //     `scale`, whose value is Gamma-like (a precision or rate accepts it);
+//   * softmax(e) of a plate of K real values: the factor `softmax`, whose
+//     value is K probabilities (a Categorical accepts them; Bouchard's bound,
+//     runtime/factors/Softmax.cpp), its operand the whole plate;
 //   * sigmoid(e) of a real value e: the factor `sigmoid`, whose value is a
 //     probability (a Bernoulli or Binomial accepts it; Jaakkola-Jordan bound,
 //     runtime/factors/Sigmoid.cpp); of a constant, the constant's sigmoid.
@@ -145,6 +148,39 @@ SValue Lowering::logisticLink(const ast::Apply &a) {
     return fail(e.loc, "sigmoid takes a real value (a Gaussian, or +, -, * and .dot of Gaussians, constants and "
                        "Data); got " + describe(e) + ", a positive one");
   return arithmeticFactor(Family::Sigmoid, a.loc, {std::move(e)});
+}
+
+SValue Lowering::softmaxLink(const ast::Apply &a) {
+  const std::string usage = "softmax takes a plate of K real values, e.g. softmax(W.map(w => w.dot(x(i)))) with W a "
+                            "plate of K MvGaussians: the log-odds of the K categories";
+  if (a.args.size() != 1)
+    return fail(a.callee->loc, usage + "; got " + std::to_string(a.args.size()) + " arguments (list the values as a "
+                                       "plate: (0L until K).map(k => ...) or W.map(w => ...))");
+  SValue e = eval(*a.args[0]);
+  if (e.isError())
+    return e;
+  if (e.kind == SValue::Kind::Dist)
+    e = materialize(e);
+  auto f = e.kind == SValue::Kind::RV ? ir::familyOf(e.base) : std::nullopt;
+  const bool real = f && familySpec(*f).support == Support::Real && !ir::isKnownInput(e.base);
+  if (!real || e.freeDims() != 1)
+    return fail(e.loc, usage + "; got " + describe(e));
+  const Value *plate = freePlatesOf(e)[0].value;
+  if (!ir::knownPlateSize(*plate->def))
+    return fail(e.loc, "softmax needs a plate of known size (0L until K); '" + e.base->name +
+                           "' is over a data-sized plate");
+  // The K values are read whole: the op's operand leaves their plate unindexed.
+  Op *op = b_.create(OpKind::Random, a.loc);
+  op->family = Family::Softmax;
+  op->operands = {e.element()};
+  op->operandLocs = {e.loc};
+  Value *res = track(b_.addResult(op, anonymousName(), ir::randomResultType(Family::Softmax, op->operands)));
+  SValue v;
+  v.kind = SValue::Kind::RV;
+  v.loc = a.loc;
+  v.base = res;
+  v.bound = currentIndices();
+  return v;
 }
 
 SValue Lowering::arithmeticFactor(Family fam, SourceRange loc, std::vector<SValue> args) {

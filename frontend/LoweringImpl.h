@@ -30,6 +30,8 @@ namespace ppc::lowering {
 constexpr std::string_view kDataSpelling = "Data";
 /// The logistic link, p = sigmoid(e) (a deterministic factor, not a family).
 constexpr std::string_view kSigmoidSpelling = "sigmoid";
+/// The softmax link, p = softmax(e) of a plate of K real values.
+constexpr std::string_view kSoftmaxSpelling = "softmax";
 
 using ir::Dim;
 using ir::Op;
@@ -191,6 +193,8 @@ private:
                        SourceRange loc);
   SValue chainFactor(const SValue &plate, Family family, const std::vector<SValue> &args, SourceRange loopLoc,
                      SourceRange loc);
+  /// softmax(e): K probabilities from a plate of K real values.
+  SValue softmaxLink(const ast::Apply &a);
   /// sigmoid(e): the logistic link (a probability) of a real value.
   SValue logisticLink(const ast::Apply &a);
   SValue arithmeticFactor(Family fam, SourceRange loc, std::vector<SValue> args);

@@ -13,7 +13,7 @@
 namespace ppc {
 namespace {
 
-constexpr Family kProbParents[] = {Family::Dirichlet, Family::Beta};
+constexpr Family kProbParents[] = {Family::Dirichlet, Family::Beta, Family::Softmax};
 // A probability a Bernoulli or Binomial accepts: a Beta, or the logistic
 // link of a real value, sigmoid(e) (the deterministic factor `sigmoid`).
 constexpr Family kProbabilityParents[] = {Family::Beta, Family::Sigmoid};
@@ -134,6 +134,12 @@ constexpr ParamSpec kSigmoidParams[] = {
     {"log-odds", ConstantDomain::Real, kRealParents},
 };
 
+// softmax(e) of a plate of K real values (read whole: e's last plate is
+// left unindexed): multinomial logistic regression's W.map(w => w.dot(x(i))).
+constexpr ParamSpec kSoftmaxParams[] = {
+    {"log-odds", ConstantDomain::None, kRealParents},
+};
+
 constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Dirichlet, "Dirichlet", "dirichlet", Support::Simplex, kDirichletParams, 2},
     {Family::Beta, "Beta", "beta", Support::Unit, kBetaParams, 1},
@@ -154,6 +160,7 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::InnerProduct, "", "dot", Support::Real, kInnerProductParams, 2, true},
     {Family::Scale, "", "scale", Support::Positive, kScaleParams, 2, true},
     {Family::Sigmoid, "", "sigmoid", Support::Unit, kSigmoidParams, 1, true},
+    {Family::Softmax, "", "softmax", Support::Simplex, kSoftmaxParams, 1, true},
 };
 
 } // namespace
@@ -178,6 +185,7 @@ std::string displayName(Family f) {
   case Family::InnerProduct: return "inner product (.dot)";
   case Family::Scale: return "scaled Gamma (*)";
   case Family::Sigmoid: return "logistic link (sigmoid)";
+  case Family::Softmax: return "softmax link (softmax)";
   case Family::MarkovChain: return "Markov chain (chain)";
   case Family::GaussianChain: return "Gaussian chain (chain)";
   default: return std::string(familySpec(f).spelling);
@@ -259,6 +267,8 @@ static std::string_view computedParents(const ParamSpec &p) {
   for (Family f : p.parents) {
     if (f == Family::Sigmoid)
       return " (or sigmoid(e) of a real value e: a logistic link)";
+    if (f == Family::Softmax)
+      return " (or softmax(e) of a plate of real values e: a softmax link)";
     if (f == Family::Sum)
       return " (or +, -, * and .dot of Gaussians, constants and Data)";
   }

@@ -47,8 +47,9 @@ enum class Family : uint8_t {
   InnerProduct, ///< a.dot(b) of MvGaussians and known vectors
   Scale,        ///< tau * s: a Gamma times a known positive number (a scaled precision or rate)
   Sigmoid,      ///< sigmoid(e): the logistic link of a real value, a probability (Jaakkola-Jordan bound)
+  Softmax,      ///< softmax(e): K probabilities from a plate of K real values (Bouchard's bound)
 };
-constexpr unsigned kNumFamilies = 19;
+constexpr unsigned kNumFamilies = 20;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {

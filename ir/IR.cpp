@@ -51,6 +51,11 @@ Type randomResultType(Family family, const std::vector<Operand> &operands) {
     if (operands.size() > 2)
       t.dim = dimOf(operands[2]);
     break;
+  case Family::Softmax: // K probabilities from a plate of K values read whole
+    if (!operands.empty() && operands[0].isValue() && !operands[0].value->dims.empty())
+      if (auto n = knownPlateSize(*operands[0].value->dims.back()->def))
+        t.dim = *n;
+    break;
   case Family::Multinomial: // K counts, K from the probabilities
     if (operands.size() > 1 && operands[1].isValue() && operands[1].value->type.kind == TypeKind::Simplex)
       t.dim = operands[1].value->type.dim;

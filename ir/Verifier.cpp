@@ -20,8 +20,7 @@ public:
     // The plates of rows a chain reads whole (its transition probabilities):
     // messages read and write their posteriors whole too.
     walk(m_.body, [&](const Op &op) {
-      if (op.kind == OpKind::Random && op.family == Family::MarkovChain && !op.operands.empty() &&
-          op.operands.back().isValue())
+      if (op.kind == OpKind::Random && readsRowsWhole(op) && !op.operands.empty() && op.operands.back().isValue())
         wholeRows_.insert(op.operands.back().value);
     });
     region(m_.body, /*topLevel=*/true);
@@ -250,8 +249,7 @@ private:
       }
       // A chain's transition rows are its whole plate of Dirichlets (the
       // element before selects one at run time).
-      const bool chainRows = (op.kind == OpKind::Random && op.family == Family::MarkovChain &&
-                              &o == &op.operands.back()) ||
+      const bool chainRows = (op.kind == OpKind::Random && readsRowsWhole(op) && &o == &op.operands.back()) ||
                              (op.kind == OpKind::Msg && readsWholeRows(o));
       if (op.kind == OpKind::Marginal && op.results[0]->dims.size() > op.operands[0].indices.size()) {
         // A chain's marginal: all the elements of one chain.
@@ -604,6 +602,10 @@ private:
   DiagnosticEngine &diags_;
   std::set<const Value *> visible_;
   std::set<const Value *> wholeRows_;
+  /// A chain's transition rows and a softmax's values: a plate read whole.
+  static bool readsRowsWhole(const Op &op) {
+    return op.family == Family::MarkovChain || op.family == Family::Softmax;
+  }
   /// `o` is the posterior of a chain's transition rows, left unindexed.
   bool readsWholeRows(const Operand &o) const {
     if (!o.isValue() || !o.value->def || o.value->def->kind != OpKind::Marginal)

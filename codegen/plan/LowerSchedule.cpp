@@ -131,9 +131,16 @@ void PlanBuilder::emitZeroTargets(const Op &msg, const std::vector<Op *> &loops,
     resetWhole("datum-major");
     return;
   }
+  // A target read whole over its last plate (a chain's transition rows, a
+  // softmax's values): all the rows of that plate at once.
+  int64_t rows = 1;
   if (msg.target->indices.size() < msg.target->value->dims.size()) {
-    resetWhole("rows a chain reads whole");
-    return;
+    const PlateInfo *pl = plate(msg.target->value->dims.back(), msg.loc);
+    if (!pl || pl->ragged) {
+      fail(msg.loc, "internal: a target read whole over a plate of unknown size");
+      return;
+    }
+    rows = pl->size;
   }
   bool product = productForm_.count(&msg) > 0;
   emitNest(used, 0, env, out, [&](Env &e, std::vector<Stmt> &body) {
@@ -148,7 +155,7 @@ void PlanBuilder::emitZeroTargets(const Op &msg, const std::vector<Op *> &loops,
     z.kind = Stmt::Kind::Zero;
     z.buffer = acc;
     z.index = at;
-    z.count = post.width;
+    z.count = post.width * rows;
     z.note = "reset " + msg.result()->name;
     body.push_back(std::move(z));
   });

@@ -30,6 +30,9 @@ bool PlanBuilder::run() {
   // Markov chains: their marginals run over all the elements of a chain,
   // and their transition rows are read and written whole.
   ir::walk(m_.body, [&](const Op &op) {
+    if (op.kind == OpKind::Random && op.family == Family::Softmax && op.operands[0].isValue() &&
+        !op.operands[0].value->dims.empty())
+      wholePlates_.insert(op.operands[0].value->dims.back()); // its K values, read whole
     if (op.kind != OpKind::Random || !isChainFamily(op.family))
       return;
     wholePlates_.insert(op.result()->dims.back());

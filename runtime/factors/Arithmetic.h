@@ -63,6 +63,12 @@ void ppc_sigmoid_forward(const double* stats_e, double* dst);
 ///   dst += w ((a - b) / 2, -(a + b) lambda(xi)), lambda(xi) = tanh(xi / 2) / (4 xi)
 void ppc_sigmoid_to_logodds(const double* eta_m, const double* stats_e, double w, double* dst);
 
+// ===== Softmax (Softmax.cpp; Bouchard's bound) =====
+/// dst[k] += E e_k - min_alpha f(alpha) (a lower bound of E log p_k); K rows of (E e, E e^2)
+void ppc_softmax_forward(int64_t K, const double* stats_e, double* dst);
+/// to e (K rows of 2), from (a_k) on (log p_k): dst[k] += w (a_k - A/2 + 2 A lambda_k alpha, -A lambda_k)
+void ppc_softmax_to_logodds(int64_t K, const double* eta_p, const double* stats_e, double w, double* dst);
+
 // Whole-plate forms for a known operand's rows (codegen/transforms/BatchDot.cpp):
 /// dst[i] = (x_i . mu, x_i^T E x_i) for the n rows x_i of X (n x D), a's full
 /// statistics [mu, E] (assigned, not added)

@@ -92,9 +92,18 @@ double ppc_categorical_avglogfactor_obs_n(int64_t n, int64_t K, const int64_t* x
 // p's Dirichlet posterior (alpha_k / sum alpha) or a constant (its values,
 // normalized); added times the case's weight w.
 void ppc_categorical_predictive(int64_t K, const double* eta_p, const double* stats_p, double w, double* d) {
-  double total = 0.0;
-  for (int64_t k = 0; k < K; ++k) total += eta_p ? eta_p[k] + 1.0 : stats_p[k];
-  for (int64_t k = 0; k < K; ++k) d[k] += w * (eta_p ? eta_p[k] + 1.0 : stats_p[k]) / total;
+  if (eta_p) { // a Dirichlet posterior: alpha / sum alpha
+    double total = 0.0;
+    for (int64_t k = 0; k < K; ++k) total += eta_p[k] + 1.0;
+    for (int64_t k = 0; k < K; ++k) d[k] += w * (eta_p[k] + 1.0) / total;
+    return;
+  }
+  // A value computed forward (the softmax link): its statistics are (bounds
+  // of) E log p_k; the plug-in probabilities, exp normalized.
+  double m = stats_p[0], total = 0.0;
+  for (int64_t k = 1; k < K; ++k) m = std::max(m, stats_p[k]);
+  for (int64_t k = 0; k < K; ++k) total += std::exp(stats_p[k] - m);
+  for (int64_t k = 0; k < K; ++k) d[k] += w * std::exp(stats_p[k] - m) / total;
 }
 
 }  // extern "C"

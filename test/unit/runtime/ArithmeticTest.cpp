@@ -227,6 +227,37 @@ TEST(Arithmetic, SigmoidMessageIsTheJaakkolaJordanBound) {
 } // namespace
 
 namespace {
+// softmax of K independent Gaussians: Bouchard's bound on E log p_k is below
+// the Monte Carlo value and within the bound's known slack (under 1 nat here);
+// at zero variance and equal means it is log(1/K) minus the bound's gap.
+TEST(Arithmetic, SoftmaxForwardBoundsMonteCarlo) {
+  const std::vector<Scalar> e = {{0.5, 0.3}, {-1.0, 1.0}, {2.0, 0.05}};
+  const int64_t K = 3;
+  std::vector<std::vector<double>> x;
+  for (int64_t k = 0; k < K; ++k)
+    x.push_back(draws(e[size_t(k)], 20 + unsigned(k)));
+  std::vector<double> mc(K, 0.0);
+  for (int i = 0; i < kDraws; ++i) {
+    double m = -1e300, total = 0;
+    for (int64_t k = 0; k < K; ++k) m = std::max(m, x[size_t(k)][size_t(i)]);
+    for (int64_t k = 0; k < K; ++k) total += std::exp(x[size_t(k)][size_t(i)] - m);
+    for (int64_t k = 0; k < K; ++k) mc[size_t(k)] += (x[size_t(k)][size_t(i)] - m - std::log(total)) / kDraws;
+  }
+  std::vector<double> stats;
+  for (const Scalar &s : e)
+    for (double v : s.stats()) stats.push_back(v);
+  std::vector<double> out(K, 0.0);
+  ppc_softmax_forward(K, stats.data(), out.data());
+  for (int64_t k = 0; k < K; ++k) {
+    EXPECT_LE(out[size_t(k)], mc[size_t(k)] + 3e-3) << k;
+    EXPECT_GT(out[size_t(k)], mc[size_t(k)] - 1.0) << k;
+  }
+  // The differences between categories are exact: E e_k - E e_j.
+  EXPECT_NEAR(out[0] - out[1], 1.5, 1e-12);
+}
+} // namespace
+
+namespace {
 // The whole-plate kernels of codegen/transforms/BatchDot.cpp against the
 // per-row ones: the forward statistics of 7 rows (a block of 4 and the
 // rest), and the message with and without the X^T X table.
