@@ -537,6 +537,13 @@ private:
                     std::string(spec.irName) + "' of these operands defines " + toString(expect));
     if (op.family == Family::MarkovChain)
       chainChecks(op);
+    if (op.family == Family::Softmax) { // K values read whole: their last plate unindexed and of known size
+      const Operand &e = op.operands[0];
+      if (!e.isValue() || e.value->dims.empty() || e.indices.size() + 1 != e.value->dims.size() ||
+          !knownPlateSize(*e.value->dims.back()->def))
+        error(op, "'softmax' takes a plate of real values of known size, its last plate left unindexed; got " +
+                      toString(e));
+    }
     if (isChainFamily(op.family) && enclosingLoops(op).empty())
       error(op, "'" + std::string(spec.irName) + "' defines the elements of a chain: define it inside a 'for'");
   }

@@ -49,6 +49,12 @@ bool applyPosteriorSources(ir::Module &m, const std::vector<PosteriorSource> &so
               (s.given ? "--given" : "--init") + " takes a latent variable";
       return false;
     }
+    if (isChainFamily(def->family)) {
+      error = s.flag() + ": '" + s.variable + "' is a chain: its saved marginals do not determine its posterior (the " +
+              "pairs of neighbouring elements), so it cannot be read back; give the chain's parameters instead " +
+              "(its initial and transition probabilities, or a chain of Gaussians' coefficient and precisions)";
+      return false;
+    }
     if (isDeterministicFamily(def->family)) {
       error = s.flag() + ": '" + s.variable + "' is computed from other variables (" +
               std::string(familySpec(def->family).irName) + "); give its operands instead";
