@@ -153,9 +153,10 @@ SValue Lowering::logisticLink(const ast::Apply &a) {
 SValue Lowering::softmaxLink(const ast::Apply &a) {
   const std::string usage = "softmax takes a plate of K real values, e.g. softmax(W.map(w => w.dot(x(i)))) with W a "
                             "plate of K MvGaussians: the log-odds of the K categories";
-  if (a.args.size() != 1)
-    return fail(a.callee->loc, usage + "; got " + std::to_string(a.args.size()) + " arguments (list the values as a "
-                                       "plate: (0L until K).map(k => ...) or W.map(w => ...))");
+  if (a.args.empty())
+    return fail(a.callee->loc, usage + "; got no argument");
+  if (a.args.size() > 1)
+    return softmaxOfValues(a);
   SValue e = eval(*a.args[0]);
   if (e.isError())
     return e;
@@ -174,6 +175,94 @@ SValue Lowering::softmaxLink(const ast::Apply &a) {
   op->family = Family::Softmax;
   op->operands = {e.element()};
   op->operandLocs = {e.loc};
+  Value *res = track(b_.addResult(op, anonymousName(), ir::randomResultType(Family::Softmax, op->operands)));
+  SValue v;
+  v.kind = SValue::Kind::RV;
+  v.loc = a.loc;
+  v.base = res;
+  v.bound = currentIndices();
+  return v;
+}
+
+// softmax(e_0, ..., e_{K-1}): the K values stacked into a plate of K
+// elements (`stack`, runtime/factors/Stack.cpp), which the link reads whole.
+// Each value is a constant (a reference category's 0.0) or a real random
+// value; at least one is random.
+SValue Lowering::softmaxOfValues(const ast::Apply &a) {
+  std::vector<SValue> values;
+  bool ok = true, latent = false;
+  for (const auto &arg : a.args) {
+    SValue v = eval(*arg);
+    if (v.kind == SValue::Kind::Dist)
+      v = materialize(v);
+    if (v.isError()) {
+      ok = false;
+      continue;
+    }
+    auto f = v.kind == SValue::Kind::RV ? ir::familyOf(v.base) : std::nullopt;
+    const bool real = f && familySpec(*f).support == Support::Real && !ir::isKnownInput(v.base);
+    if (v.kind == SValue::Kind::Det && v.constant) {
+      values.push_back(v);
+      continue;
+    }
+    if (!real || v.freeDims() != 0) {
+      diags_.error(v.loc, "each argument of softmax is the log-odds of one category: a constant or a real random "
+                          "value (a Gaussian, or arithmetic on Gaussians and Data); got " + describe(v));
+      ok = false;
+      continue;
+    }
+    latent = true;
+    values.push_back(v);
+  }
+  if (!ok)
+    return SValue::error();
+  if (!latent)
+    return fail(a.loc, "softmax of constants alone is a constant; write the probabilities in the model");
+  // Mean-field: the K values must be independent under q.
+  std::set<std::string> seen;
+  for (const SValue &v : values) {
+    if (v.kind != SValue::Kind::RV)
+      continue;
+    std::set<std::string> leaves;
+    latentLeaves(v.element(), leaves);
+    for (const std::string &l : leaves)
+      if (!seen.insert(l).second)
+        return fail(v.loc, "'" + (l.size() > 1 && l[0] == '%' ? l.substr(1) : l) +
+                               "' appears in two arguments of softmax; variational message passing treats the "
+                               "categories' log-odds as independent, so a variable may enter only one of them");
+  }
+  // The plate of K elements, shared with any (0L until K) of the same size.
+  const int64_t K = int64_t(values.size());
+  const std::string key = "until 0 " + std::to_string(K);
+  Value *plate;
+  if (auto it = plateMemo_.find(key); it != plateMemo_.end()) {
+    plate = it->second;
+  } else {
+    Op *p = createHoisted(OpKind::Plate, a.loc);
+    p->plateKind = Op::PlateKind::Until;
+    p->operands = {Operand::ofInt(0), Operand::ofInt(K)};
+    plate = track(b_.addResult(p, "P." + std::to_string(K), Type::of(TypeKind::Plate)));
+    plateMemo_.emplace(key, plate);
+  }
+  ir::Region *outer = b_.insertionRegion();
+  Op *loop = b_.createFor(Operand::ofValue(plate, {}), "k." + (currentVal_.empty() ? std::string("v") : currentVal_),
+                          a.loc);
+  track(loop->index);
+  b_.setInsertionRegion(loop->regions[0].get());
+  loops_.push_back({loop, loop->index});
+  Op *stack = b_.create(OpKind::Random, a.loc);
+  stack->family = Family::Stack;
+  for (const SValue &v : values) {
+    stack->operands.push_back(v.kind == SValue::Kind::Det ? v.det : v.element());
+    stack->operandLocs.push_back(v.loc);
+  }
+  Value *e = track(b_.addResult(stack, anonymousName(), Type::of(TypeKind::Real)));
+  loops_.pop_back();
+  b_.setInsertionRegion(outer);
+  Op *op = b_.create(OpKind::Random, a.loc);
+  op->family = Family::Softmax;
+  op->operands = {Operand::ofValue(e, currentIndices())}; // the K values, read whole
+  op->operandLocs = {a.loc};
   Value *res = track(b_.addResult(op, anonymousName(), ir::randomResultType(Family::Softmax, op->operands)));
   SValue v;
   v.kind = SValue::Kind::RV;

@@ -195,6 +195,7 @@ private:
                      SourceRange loc);
   /// softmax(e): K probabilities from a plate of K real values.
   SValue softmaxLink(const ast::Apply &a);
+  SValue softmaxOfValues(const ast::Apply &a);
   /// sigmoid(e): the logistic link (a probability) of a real value.
   SValue logisticLink(const ast::Apply &a);
   SValue arithmeticFactor(Family fam, SourceRange loc, std::vector<SValue> args);

@@ -164,14 +164,14 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
     if (!op.isRandom())
       return;
     const FamilySpec &spec = familySpec(op.family);
-    for (size_t i = 0; i < op.operands.size() && i < spec.params.size(); ++i) {
+    for (size_t i = 0; i < op.operands.size() && (i < spec.params.size() || spec.variadic); ++i) {
       const Operand &o = op.operands[i];
       if (!o.isValue() || !o.value->type.isDeterministic())
         continue;
       std::optional<double> v = operandValue(o, ev);
       if (!v)
         continue;
-      const ParamSpec &p = spec.params[i];
+      const ParamSpec &p = paramOf(spec, i);
       bool good = constantInDomain(p.constant, *v);
       if (!good)
         diags.error(op.operandLoc(i), std::string(spec.spelling) + " " + std::string(p.name) + " must be " +

@@ -24,8 +24,9 @@ constexpr Family kPositiveParents[] = {Family::Gamma, Family::Scale};
 constexpr Family kGaussianParent[] = {Family::Gaussian};
 // A real number a Gaussian's mean accepts: a Gaussian, or arithmetic on
 // Gaussians, constants and data (the deterministic factors below).
-constexpr Family kRealParents[] = {Family::Gaussian, Family::Sum, Family::Difference, Family::Product,
-                                   Family::InnerProduct, Family::GaussianChain};
+constexpr Family kRealParents[] = {Family::Gaussian, Family::Sum,          Family::Difference,
+                                   Family::Product,  Family::InnerProduct, Family::GaussianChain,
+                                   Family::Stack};
 constexpr Family kMvGaussianParent[] = {Family::MvGaussian};
 constexpr Family kWishartParent[] = {Family::Wishart};
 
@@ -140,6 +141,13 @@ constexpr ParamSpec kSoftmaxParams[] = {
     {"log-odds", ConstantDomain::None, kRealParents},
 };
 
+// stack(a, b, ...) inside a loop over a plate of as many elements: element k
+// is operand k (a constant, a Gaussian or arithmetic on them). The softmax
+// link's K arguments, softmax(e_0, ..., e_{K-1}), become such a plate.
+constexpr ParamSpec kStackParams[] = {
+    {"value", ConstantDomain::Real, kRealParents},
+};
+
 constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Dirichlet, "Dirichlet", "dirichlet", Support::Simplex, kDirichletParams, 2},
     {Family::Beta, "Beta", "beta", Support::Unit, kBetaParams, 1},
@@ -161,6 +169,7 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Scale, "", "scale", Support::Positive, kScaleParams, 2, true},
     {Family::Sigmoid, "", "sigmoid", Support::Unit, kSigmoidParams, 1, true},
     {Family::Softmax, "", "softmax", Support::Simplex, kSoftmaxParams, 1, true},
+    {Family::Stack, "", "stack", Support::Real, kStackParams, 1, true, true},
 };
 
 } // namespace
@@ -186,6 +195,7 @@ std::string displayName(Family f) {
   case Family::Scale: return "scaled Gamma (*)";
   case Family::Sigmoid: return "logistic link (sigmoid)";
   case Family::Softmax: return "softmax link (softmax)";
+  case Family::Stack: return "stacked values (softmax's arguments)";
   case Family::MarkovChain: return "Markov chain (chain)";
   case Family::GaussianChain: return "Gaussian chain (chain)";
   default: return std::string(familySpec(f).spelling);

@@ -48,8 +48,9 @@ enum class Family : uint8_t {
   Scale,        ///< tau * s: a Gamma times a known positive number (a scaled precision or rate)
   Sigmoid,      ///< sigmoid(e): the logistic link of a real value, a probability (Jaakkola-Jordan bound)
   Softmax,      ///< softmax(e): K probabilities from a plate of K real values (Bouchard's bound)
+  Stack,        ///< stack(a, b, ...): element k of a plate of known size is operand k (softmax(a, b, c))
 };
-constexpr unsigned kNumFamilies = 20;
+constexpr unsigned kNumFamilies = 21;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {
@@ -95,9 +96,15 @@ struct FamilySpec {
   /// its arguments' and its natural parameters collect its children's
   /// messages, which the factor passes back to its arguments).
   bool deterministic = false;
+  /// Any number of operands (at least minArgs), each read as the last parameter.
+  bool variadic = false;
 };
 
 const FamilySpec &familySpec(Family f);
+/// The parameter operand i stands for (a variadic family repeats its last one).
+inline const ParamSpec &paramOf(const FamilySpec &s, size_t i) {
+  return s.params[i < s.params.size() ? i : s.params.size() - 1];
+}
 inline bool isDeterministicFamily(Family f);
 /// How diagnostics name a family: its spelling, or the operator of a
 /// deterministic factor ("the sum (+)").

@@ -478,14 +478,22 @@ private:
       diags_.error(op.operandLoc(operand), msg);
     };
     const FamilySpec &spec = familySpec(op.family);
-    if (op.operands.size() != spec.params.size()) {
-      error(op, "'" + std::string(spec.irName) + "' takes " + std::to_string(spec.params.size()) +
-                    " operands; got " + std::to_string(op.operands.size()));
+    if (spec.variadic ? op.operands.size() < spec.minArgs : op.operands.size() != spec.params.size()) {
+      error(op, "'" + std::string(spec.irName) + "' takes " + (spec.variadic ? "at least " : "") +
+                    std::to_string(spec.variadic ? size_t(spec.minArgs) : spec.params.size()) + " operands; got " +
+                    std::to_string(op.operands.size()));
       return;
+    }
+    if (op.family == Family::Stack) { // element k of its loop's plate is operand k
+      std::vector<Op *> loops = enclosingLoops(op);
+      auto n = loops.empty() ? std::nullopt : knownPlateSize(*loops.back()->operands[0].value->def);
+      if (!n || !n->isConstant() || n->constant != int64_t(op.operands.size()))
+        error(op, "'stack' of " + std::to_string(op.operands.size()) + " operands must be in a loop over a plate of " +
+                      std::to_string(op.operands.size()) + " elements");
     }
     for (size_t i = 0; i < op.operands.size(); ++i) {
       const Operand &o = op.operands[i];
-      const ParamSpec &p = spec.params[i];
+      const ParamSpec &p = paramOf(spec, i);
       std::string what = std::string(spec.spelling) + " " + std::string(p.name);
       if (o.isValue() && isKnownInput(o.value)) {
         // A known input stands for a constant per element.

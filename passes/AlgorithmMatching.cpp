@@ -82,19 +82,19 @@ public:
                          "column)");
         return;
       }
-      for (size_t i = 0; i < op.operands.size() && i < spec.params.size(); ++i) {
+      for (size_t i = 0; i < op.operands.size() && (i < spec.params.size() || spec.variadic); ++i) {
         const ir::Operand &o = op.operands[i];
         if (o.isValue() && ir::isKnownInput(o.value)) {
           if (readsAsCompileTimeConstant(op.family, i + 1))
             fail(op.operandLoc(i), "the operator catalogue reads " + name + "'s " +
-                                       std::string(spec.params[i].name) +
+                                       std::string(paramOf(spec, i).name) +
                                        " as one constant for every element, so it cannot be the Data input '" +
                                        o.value->name + "'; give a constant there");
           continue;
         }
         if (!o.isValue() || !o.value->type.isRandom())
           continue; // constants
-        const ParamSpec &p = spec.params[i];
+        const ParamSpec &p = paramOf(spec, i);
         auto fam = ir::familyOf(o.value);
         bool conjugate = false;
         for (Family f : p.parents)
@@ -106,7 +106,7 @@ public:
                                      " (no VMP operator for this edge)");
           continue;
         }
-        const MessageOperator &toParam = ops.toArgument[i + 1];
+        const MessageOperator &toParam = ops.toArgument[std::min(i + 1, ops.toArgument.size() - 1)];
         bool latentParam = o.value->def && !o.value->def->observed;
         if (latentParam && !(op.observed ? !toParam.observedKernel.empty() || !toParam.kernel.empty()
                                          : !toParam.kernel.empty()))

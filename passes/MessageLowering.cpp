@@ -275,6 +275,10 @@ private:
     for (const Operand &o : f.operands)
       args.push_back(resolve(o));
     bool sampleObserved = f.observed;
+    if (f.family == Family::Stack) {
+      lowerStack(f, args);
+      return;
+    }
 
     for (size_t a = 0; a < args.size(); ++a) {
       if (!args[a].var || args[a].var->def->given)
@@ -332,6 +336,49 @@ private:
     // A deterministic factor has neither: its children's terms read its value.
     if (!whens.empty() && !spec.deterministic)
       evidence(f, args, whens);
+  }
+
+  /// stack(v_0, ..., v_{K-1}) in a loop over K elements: operand k has its
+  /// own statements on element k (a constant index into the plate), outside
+  /// that loop: the forward copy of v_k's statistics, and the message of
+  /// element k's natural parameters back to v_k (runtime/factors/Stack.cpp).
+  void lowerStack(Op &f, const std::vector<Ref> &args) {
+    const FactorOperators &ops = factorOperators(Family::Stack);
+    std::vector<Op *> outer = ir::enclosingLoops(f);
+    outer.pop_back(); // the stacked plate's loop (the verifier checks it is there)
+    Posterior *m = posteriorOf(f.result());
+    for (size_t k = 0; k + 1 < args.size(); ++k) {
+      const Ref &v = args[k + 1];
+      auto element = [&](Value *q, IndexMap &map) {
+        std::vector<Operand> idx;
+        for (Op *l : outer)
+          idx.push_back(Operand::ofValue(map.at(l->index)));
+        idx.push_back(Operand::ofInt(int64_t(k)));
+        return Operand::ofValue(q, idx);
+      };
+      {
+        IndexMap map;
+        Region *r = mirrorLoops(outer, map, "");
+        Op *msg = b_.createIn(r, OpKind::Msg, f.loc);
+        msg->kernel = std::string(ops.toArgument[0].kernel);
+        msg->operands.push_back(substitute(v.operand, map));
+        msg->deps.push_back(v.var ? readKind(v, DepKind::Required) : DepKind::Plain);
+        msg->target = element(m->q, map);
+        m->messages.push_back(b_.addResult(msg, f.result()->name + ".F", f.result()->type));
+      }
+      if (!v.var || v.var->def->given)
+        continue;
+      IndexMap map;
+      Region *r = mirrorLoops(outer, map, "");
+      Op *msg = b_.createIn(r, OpKind::Msg, f.loc);
+      msg->kernel = std::string(ops.toArgument[1].kernel);
+      msg->operands.push_back(element(m->back, map));
+      msg->deps.push_back(DepKind::Fresh);
+      msg->target = substitute(v.back ? *v.back : v.operand, map);
+      Posterior *p = posteriorOf(v.var);
+      Value *res = b_.addResult(msg, v.var->name + ".B." + f.result()->name, v.var->type);
+      (v.back ? p->backMessages : p->messages).push_back(res);
+    }
   }
 
   /// Weights: the gates around the factor that are not around the target.

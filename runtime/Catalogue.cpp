@@ -20,7 +20,7 @@ namespace ppc {
 namespace rt::factors {
 extern const FactorEntry kDirichlet, kBeta, kCategorical, kBernoulli, kGamma, kPoisson, kGaussian, kMvGaussian,
     kWishart, kBinomial, kMultinomial, kMarkovChain, kGaussianChain, kSum, kDifference, kProduct, kInnerProduct, kScale,
-    kSigmoid, kSoftmax;
+    kSigmoid, kSoftmax, kStack;
 extern const KernelGroup kGatesKernels, kVectorKernels, kScheduleKernels, kProductFormKernels, kDenseAlgebraKernels,
     kPlateStatisticsKernels, kLdaReferenceKernels, kSpecialFunctionKernels;
 extern const std::span<const GateOperator> kGateOperators;
@@ -33,7 +33,7 @@ using namespace rt::factors;
 const std::array<const FactorEntry *, kNumFamilies> kEntries = {
     &kDirichlet, &kBeta, &kCategorical, &kBernoulli, &kGamma, &kPoisson, &kGaussian, &kMvGaussian, &kWishart,
     &kBinomial,  &kMultinomial, &kMarkovChain, &kGaussianChain, &kSum,  &kDifference, &kProduct, &kInnerProduct, &kScale,
-    &kSigmoid,    &kSoftmax,
+    &kSigmoid,    &kSoftmax,   &kStack,
 };
 
 /// The kernels no family owns.

@@ -288,12 +288,16 @@ void PlanBuilder::emitMarginal(const Op &marg, const std::vector<Op *> &loops, E
       return;
     }
     if (forward) {
-      if (accs.size() != 1) {
+      if (accs.empty()) {
         fail(marg.loc, "internal: " + marg.result()->name + " has no forward statistics");
         return;
       }
       body.push_back(kernelCall("ppc_copy", {intArg(post.width), ptrArg(accs[0], row), ptrArg(post.stats, row)},
                                 "statistics of " + marg.result()->name + " (forward)"));
+      // Stacked values: each operand's forward fills its own elements (the others' rows are 0).
+      for (size_t i = 1; i < accs.size(); ++i)
+        body.push_back(kernelCall("ppc_axpy", {intArg(post.width), doubleArg(1.0), ptrArg(accs[i], row),
+                                               ptrArg(post.stats, row)}));
       return;
     }
     Stmt z;

@@ -69,6 +69,12 @@ void ppc_softmax_forward(int64_t K, const double* stats_e, double* dst);
 /// to e (K rows of 2), from (a_k) on (log p_k): dst[k] += w (a_k - A/2 + 2 A lambda_k alpha, -A lambda_k)
 void ppc_softmax_to_logodds(int64_t K, const double* eta_p, const double* stats_e, double w, double* dst);
 
+// ===== Stack (Stack.cpp: element k of a plate is operand k) =====
+/// dst += (E v, E v^2) of the operand of this element
+void ppc_stack_forward(const double* stats_v, double* dst);
+/// to the operand: dst += w eta of its element
+void ppc_stack_to_value(const double* eta_m, double w, double* dst);
+
 // Whole-plate forms for a known operand's rows (codegen/transforms/BatchDot.cpp):
 /// dst[i] = (x_i . mu, x_i^T E x_i) for the n rows x_i of X (n x D), a's full
 /// statistics [mu, E] (assigned, not added)

@@ -7,11 +7,15 @@ bound's alpha_i and xi_ik (Bouchard 2007):
     xi_ik  = sqrt(E (e_ik - alpha_i)^2),  alpha_i = argmin f_i (convex; bisection),
 iterated to the fixed point, and the bound there,
     sum_k -KL(q(W_k) || p) + sum_i [E e_{i,y_i} - f_i(alpha_i)].
-Compares ppc's W.csv and last ELBO with it to 1e-8.
-Usage: softmax_reference.py DATA.csv OUT_DIR K D"""
+Compares ppc's W.csv (or w0.csv, w1.csv, ...: one file per category) and last
+ELBO with it to 1e-8. With `ref`, category 0's log-odds are the constant 0 (a
+reference category) and the weights are w1.csv ... w{K-1}.csv.
+Usage: softmax_reference.py DATA.csv OUT_DIR K D [plate|args|ref]"""
 import csv, json, math, os, sys
 
 data, out, K, D = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+form = sys.argv[5] if len(sys.argv) > 5 else "plate"
+learned = range(1, K) if form == "ref" else range(K)  # categories with weights
 rows = list(csv.DictReader(open(data)))
 X = [[float(r["x%d" % d]) for d in range(D)] for r in rows]
 Y = [int(r["y"]) for r in rows]
@@ -47,10 +51,11 @@ def logdet(A):
     return 2 * sum(math.log(L[i][i]) for i in range(n))
 
 
-def moments(i, mu, S):  # E e_ik, Var e_ik
+def moments(i, mu, S):  # E e_ik, Var e_ik (0, 0 for a reference category)
     x = X[i]
     return [(sum(m * v for m, v in zip(mu[k], x)),
-             sum(x[a] * S[k][a][b] * x[b] for a in range(D) for b in range(D))) for k in range(K)]
+             sum(x[a] * S[k][a][b] * x[b] for a in range(D) for b in range(D))) if k in learned else (0.0, 0.0)
+            for k in range(K)]
 
 
 def bound(mv):
@@ -81,7 +86,7 @@ mu = [[0.0] * D for _ in range(K)]
 S = [[[1.0 if a == b else 0.0 for b in range(D)] for a in range(D)] for _ in range(K)]
 for it in range(3000):
     old = [v for m in mu for v in m]
-    for k in range(K):
+    for k in learned:
         local = [bound(moments(i, mu, S)) for i in range(N)]
         P = [[(1.0 if a == b else 0.0) + 2 * sum(lam(local[i][1][k]) * X[i][a] * X[i][b] for i in range(N))
               for b in range(D)] for a in range(D)]
@@ -93,15 +98,18 @@ for it in range(3000):
         break
 
 elbo = 0.0
-for k in range(K):
+for k in learned:
     elbo -= 0.5 * (sum(S[k][a][a] for a in range(D)) + sum(m * m for m in mu[k]) - D - logdet(S[k]))
 for i in range(N):
     mv = moments(i, mu, S)
     elbo += mv[Y[i]][0] - bound(mv)[2]
 
-Wrows = list(csv.DictReader(open(os.path.join(out, "W.csv"))))
+if form == "plate":
+    Wrows = list(csv.DictReader(open(os.path.join(out, "W.csv"))))
+else:
+    Wrows = {k: next(csv.DictReader(open(os.path.join(out, "w%d.csv" % k)))) for k in learned}
 worst = 0.0
-for k in range(K):
+for k in learned:
     for a in range(D):
         worst = max(worst, abs(float(Wrows[k]["mean_%d" % a]) - mu[k][a]))
         for b in range(D):
