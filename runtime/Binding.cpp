@@ -967,33 +967,6 @@ std::vector<std::string> discreteObservations(const ir::Module &m) {
   return names;
 }
 
-const ir::Value *partitionPlate(const ir::Module &m, std::string &error) {
-  std::vector<const Value *> top;
-  for (const auto &op : m.body.ops)
-    if (op->kind == OpKind::Plate && op->plateKind == Op::PlateKind::Data && op->result()->dims.empty())
-      top.push_back(op->result());
-  if (top.size() == 1) {
-    // A chain's elements depend on each other in order: a process holds whole chains.
-    bool chainPlate = false;
-    ir::walk(m.body, [&](const Op &op) {
-      chainPlate = chainPlate || (op.kind == OpKind::Random && isChainFamily(op.family) &&
-                                  op.result()->dims.size() == 1 && op.result()->dims[0] == top.front());
-    });
-    if (!chainPlate)
-      return top.front();
-    error = "a data-parallel run would split the Markov chain over %" + top.front()->name +
-            " between processes; give each process whole sequences (?.map(_ => ?.chain(...)(...)), a chain per "
-            "element of the outer plate), or run one process";
-    return nullptr;
-  }
-  if (top.empty())
-    error = "a data-parallel run splits the model's data-sized plate (?.map) at the top level, and this model has none";
-  else
-    error = "a data-parallel run splits one data-sized plate at the top level, and this model has " +
-            std::to_string(top.size()) + " (%" + top[0]->name + ", %" + top[1]->name + ")";
-  return nullptr;
-}
-
 std::optional<BoundData> bindData(const ir::Module &m, const ir::Evaluation &params, const BindingOptions &opts,
                                   std::vector<std::string> &errors) {
   return Binder(m, params, opts, errors).run();
