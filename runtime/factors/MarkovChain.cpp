@@ -201,13 +201,17 @@ double ppc_chain_entropy_n(int64_t n, int64_t K, const double* stats) {
 }
 
 void ppc_random_chain(int64_t K, int64_t seed, int64_t posterior, int64_t element, double* eta, double* stats) {
-  ppc_random_simplex(K, seed, posterior, element, eta, stats);
-  // The pair marginal of independent draws of this element and the one
-  // before it (drawn again: the generator is keyed by the element), so that
-  // A's rows start different; uniform for the first element of all.
+  // One random draw per block of kBlock consecutive elements: runs of
+  // similar states, whose emissions differ more between the states than
+  // independent draws' would (those average out over long sequences), and
+  // whose pairs start A's rows apart.
+  constexpr int64_t kBlock = 8;
+  ppc_random_simplex(K, seed, posterior, element / kBlock, eta, stats);
+  // The pair marginal with the draw of the element before it (the generator
+  // is keyed by the block); uniform for the first element of all.
   std::vector<double> prevEta(static_cast<size_t>(K)), prev(static_cast<size_t>(K), 1.0 / double(K));
   if (element > 0)
-    ppc_random_simplex(K, seed, posterior, element - 1, prevEta.data(), prev.data());
+    ppc_random_simplex(K, seed, posterior, (element - 1) / kBlock, prevEta.data(), prev.data());
   for (int64_t j = 0; j < K; ++j)
     for (int64_t k = 0; k < K; ++k)
       stats[K + j * K + k] = prev[size_t(j)] * stats[k];
