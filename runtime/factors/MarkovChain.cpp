@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -77,11 +78,16 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
       node[size_t(t * K + k)] = std::exp(e[k] - m);
     logShift += m;
     if (t > 0) {
+      // The edges are usually the same E log A at every element: reuse the
+      // previous element's exponentials then (K^2 exps saved per element).
       double me = e[K];
       for (int64_t jk = 1; jk < K * K; ++jk)
         me = std::max(me, e[K + jk]);
-      for (int64_t jk = 0; jk < K * K; ++jk)
-        edge[size_t(t * K * K + jk)] = std::exp(e[K + jk] - me);
+      if (t > 1 && std::memcmp(e + K, e - W + K, size_t(K * K) * sizeof(double)) == 0)
+        std::copy_n(&edge[size_t((t - 1) * K * K)], K * K, &edge[size_t(t * K * K)]);
+      else
+        for (int64_t jk = 0; jk < K * K; ++jk)
+          edge[size_t(t * K * K + jk)] = std::exp(e[K + jk] - me);
       logShift += me;
     }
   }
