@@ -41,13 +41,6 @@ inline double boundPoint(const double* stats_e) {
   return std::sqrt(std::max(stats_e[1], stats_e[0] * stats_e[0]));
 }
 
-/// lambda(xi) = tanh(xi / 2) / (4 xi); its series near 0 (1/8 - xi^2 / 96).
-inline double jaakkolaLambda(double xi) {
-  if (xi < 1e-4)
-    return 0.125 - xi * xi / 96.0;
-  return std::tanh(0.5 * xi) / (4.0 * xi);
-}
-
 } // namespace
 
 extern "C" {

@@ -35,17 +35,13 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/factors/Arithmetic.h"
 
+#include "runtime/kernels/KernelSupport.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 namespace {
-
-inline double jaakkolaLambda(double xi) {
-  if (xi < 1e-4)
-    return 0.125 - xi * xi / 96.0;
-  return std::tanh(0.5 * xi) / (4.0 * xi);
-}
 
 /// log(2 cosh(r / 2)) for r >= 0, without overflow.
 inline double logTwoCosh(double r) { return 0.5 * r + std::log1p(std::exp(-r)); }

@@ -226,4 +226,13 @@ struct MvScratch {
       : p(static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(PPC_MV_SCRATCH(D) + D * D + 1)))) {}
   ~MvScratch() { std::free(p); }
 };
+/// The Jaakkola-Jordan bound's lambda(xi) = tanh(xi / 2) / (4 xi), 1/8 at
+/// xi = 0 (its series near 0): the logistic and softmax links
+/// (runtime/factors/Sigmoid.cpp, Softmax.cpp).
+inline double jaakkolaLambda(double xi) {
+  if (xi < 1e-4)
+    return 0.125 - xi * xi / 96.0;
+  return std::tanh(0.5 * xi) / (4.0 * xi);
+}
+
 }  // namespace

@@ -1,6 +1,7 @@
 # Small dense linear algebra in plain Python for the examples' references
 # (CI's Python has no numpy): solve/inverse by Gauss-Jordan with partial
-# pivoting, symmetric eigenvectors by power iteration with deflation.
+# pivoting, log-determinants by Cholesky, symmetric eigenvectors by power
+# iteration with deflation.
 def inverse(A):
     n = len(A)
     M = [list(map(float, A[i])) + [1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]
@@ -14,6 +15,17 @@ def inverse(A):
                 f = M[r][c]
                 M[r] = [a - f * b for a, b in zip(M[r], M[c])]
     return [row[n:] for row in M]
+
+def logdet(A):
+    """log det A of a positive-definite matrix, by Cholesky."""
+    import math
+    n = len(A)
+    L = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i][j] - sum(L[i][k] * L[j][k] for k in range(j))
+            L[i][j] = math.sqrt(s) if i == j else s / L[j][j]
+    return 2.0 * sum(math.log(L[i][i]) for i in range(n))
 
 def matvec(A, x):
     return [sum(a * b for a, b in zip(row, x)) for row in A]

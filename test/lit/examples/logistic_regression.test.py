@@ -9,7 +9,7 @@
 # Compares ppc's w.csv, b.csv and last ELBO with it to 1e-8.
 import csv, json, math, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from linear_algebra import inverse, matvec, dot
+from linear_algebra import inverse, logdet, matvec, dot
 
 data, out, p0, pb = sys.argv[1], sys.argv[2], 1.0, 0.01
 rows = list(csv.DictReader(open(data)))
@@ -45,15 +45,6 @@ for it in range(5000):
     if max(abs(u - v) for u, v in zip(old, mu + [mb])) < 1e-13:
         break
 
-
-def logdet(A):
-    n = len(A)
-    L = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1):
-            s = A[i][j] - sum(L[i][k] * L[j][k] for k in range(j))
-            L[i][j] = math.sqrt(s) if i == j else s / L[j][j]
-    return 2 * sum(math.log(L[i][i]) for i in range(n))
 
 
 bound = -0.5 * (p0 * sum(S[a][a] for a in range(D)) + p0 * dot(mu, mu) - D - D * math.log(p0) - logdet(S))

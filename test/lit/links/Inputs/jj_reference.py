@@ -14,6 +14,9 @@ Usage: jj_reference.py DATA.csv OUT_DIR P0 [COLUMNS...]: compares ppc's w.csv
 and last ELBO with the fixed point and prints the largest differences."""
 import csv, json, math, os, sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
+from linear_algebra import inverse, logdet
+
 data, out, p0 = sys.argv[1], sys.argv[2], float(sys.argv[3])
 rows = list(csv.DictReader(open(data)))
 cols = sys.argv[4:] or sorted((k for k in rows[0] if k.startswith("x")), key=lambda k: int(k[1:]))
@@ -22,29 +25,6 @@ y = [float(r["y"]) for r in rows]
 D, N = len(cols), len(rows)
 
 
-def inverse(A):
-    n = len(A)
-    M = [row[:] + [1.0 if i == j else 0.0 for j in range(n)] for i, row in enumerate(A)]
-    for c in range(n):
-        p = max(range(c, n), key=lambda r: abs(M[r][c]))
-        M[c], M[p] = M[p], M[c]
-        piv = M[c][c]
-        M[c] = [v / piv for v in M[c]]
-        for r in range(n):
-            if r != c and M[r][c] != 0.0:
-                f = M[r][c]
-                M[r] = [a - f * b for a, b in zip(M[r], M[c])]
-    return [row[n:] for row in M]
-
-
-def logdet(A):  # of a positive-definite matrix, by Cholesky
-    n = len(A)
-    L = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1):
-            s = A[i][j] - sum(L[i][k] * L[j][k] for k in range(j))
-            L[i][j] = math.sqrt(s) if i == j else s / L[j][j]
-    return 2.0 * sum(math.log(L[i][i]) for i in range(n))
 
 
 def lam(xi):

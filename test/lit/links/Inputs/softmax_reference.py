@@ -13,6 +13,9 @@ reference category) and the weights are w1.csv ... w{K-1}.csv.
 Usage: softmax_reference.py DATA.csv OUT_DIR K D [plate|args|ref]"""
 import csv, json, math, os, sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
+from linear_algebra import inverse, logdet
+
 data, out, K, D = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 form = sys.argv[5] if len(sys.argv) > 5 else "plate"
 learned = range(1, K) if form == "ref" else range(K)  # categories with weights
@@ -26,29 +29,6 @@ def lam(xi):
     return 0.125 - xi * xi / 96.0 if xi < 1e-4 else math.tanh(xi / 2) / (4 * xi)
 
 
-def inverse(A):
-    n = len(A)
-    M = [row[:] + [1.0 if i == j else 0.0 for j in range(n)] for i, row in enumerate(A)]
-    for c in range(n):
-        p = max(range(c, n), key=lambda r: abs(M[r][c]))
-        M[c], M[p] = M[p], M[c]
-        piv = M[c][c]
-        M[c] = [v / piv for v in M[c]]
-        for r in range(n):
-            if r != c and M[r][c] != 0.0:
-                f = M[r][c]
-                M[r] = [a - f * b for a, b in zip(M[r], M[c])]
-    return [row[n:] for row in M]
-
-
-def logdet(A):
-    n = len(A)
-    L = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1):
-            s = A[i][j] - sum(L[i][k] * L[j][k] for k in range(j))
-            L[i][j] = math.sqrt(s) if i == j else s / L[j][j]
-    return 2 * sum(math.log(L[i][i]) for i in range(n))
 
 
 def moments(i, mu, S):  # E e_ik, Var e_ik (0, 0 for a reference category)
