@@ -95,7 +95,45 @@ public:
   Binder(const ir::Module &m, const ir::Evaluation &ev, const BindingOptions &o, std::vector<std::string> &errors)
       : m_(m), ev_(ev), opts_(o), errors_(errors) {}
 
-  std::optional<BoundData> run() {
+  /// The stream of a stochastic run: the file over the partitioned plate,
+  /// its key column and its batches.
+  std::optional<BatchPlan> batches(int64_t batchElements) {
+    std::optional<std::vector<CsvTable>> tables = selectFiles();
+    if (!tables)
+      return std::nullopt;
+    const Partition &part = *opts_.partition;
+    for (auto &[f, vars] : byFile_) {
+      std::optional<std::string> key = splitKey((*tables)[f], vars);
+      if (!errors_.empty())
+        return std::nullopt;
+      if (!key)
+        continue;
+      BatchPlan plan;
+      plan.file = (*tables)[f].path;
+      plan.key = *key;
+      CsvError err;
+      CsvSplit how;
+      how.part = part.part;
+      how.parts = part.parts;
+      auto cut = scanBatches(plan.file, plan.key, batchElements, err, &how);
+      if (!cut) {
+        errors_.push_back(err.message);
+        return std::nullopt;
+      }
+      plan.batches = std::move(*cut);
+      for (const CsvBatch &b : plan.batches)
+        plan.elements += b.elements;
+      return plan;
+    }
+    errors_.push_back("no --infer file has the data of plate %" + part.plate->name +
+                      ", the outermost data plate a stochastic run streams in batches");
+    return std::nullopt;
+  }
+
+private:
+  /// Reads the files (only their headers with a partition, whose data is
+  /// read afterwards) and decides which binds each observed variable.
+  std::optional<std::vector<CsvTable>> selectFiles() {
     std::vector<const Value *> observed = observedVariables(m_);
     for (const Value *v : observed)
       observedNames_.insert(v->name);
@@ -182,6 +220,15 @@ public:
       }
     if (!errors_.empty())
       return std::nullopt;
+    return tables;
+  }
+
+public:
+  std::optional<BoundData> run() {
+    std::optional<std::vector<CsvTable>> selected = selectFiles();
+    if (!selected)
+      return std::nullopt;
+    std::vector<CsvTable> &tables = *selected;
     if (opts_.partition && !readParts(tables))
       return std::nullopt;
     for (auto &[f, vars] : byFile_)
@@ -199,26 +246,27 @@ private:
     const Partition &part = *opts_.partition;
     std::optional<size_t> splitFile;
     for (auto &[f, vars] : byFile_) {
-      const Value *first = vars.front();
-      bool split = !first->dims.empty() && first->dims.front() == part.plate;
       CsvError err;
       CsvSplit how;
       how.part = part.part;
       how.parts = part.parts;
+      std::optional<std::string> key = splitKey(tables[f], vars);
+      if (!errors_.empty())
+        return false;
+      bool split = key.has_value();
       if (split) {
         if (splitFile) {
-          errors_.push_back("a data-parallel run reads the data of plate %" + part.plate->name +
-                            " from one file; both " + tables[*splitFile].path + " and " + tables[f].path +
-                            " have it (join them into one file)");
+          errors_.push_back(std::string(part.batch ? "a stochastic" : "a data-parallel") + " run reads the data of plate %" +
+                            part.plate->name + " from one file; both " + tables[*splitFile].path + " and " +
+                            tables[f].path + " have it (join them into one file)");
           return false;
         }
         splitFile = f;
-        bool wide = first->type.kind != TypeKind::Vector && valueColumns(tables[f], first).size() > 1;
-        if (first->dims.size() > 1 || !wide) // the plate is not the file's only row plate: by its index column
-          if (std::optional<Column> key = indexColumn(tables[f], part.plate, first))
-            how.key = key->name;
-        if (!errors_.empty())
-          return false;
+        how.key = *key;
+        if (part.batch) {
+          how.bytes = std::pair{part.batch->begin, part.batch->end};
+          how.keyBefore = part.batch->keyBefore;
+        }
       }
       auto t = readCsv(tables[f].path, {}, err, split ? &how : nullptr, /*missingAsNaN=*/true);
       if (!t) {
@@ -230,6 +278,20 @@ private:
       tables[f] = std::move(*t);
     }
     return true;
+  }
+
+  /// For a file over the partitioned plate: its index column ("" when the
+  /// rows are the elements); none for a file over other plates.
+  std::optional<std::string> splitKey(const CsvTable &t, const std::vector<const Value *> &vars) {
+    const Value *first = vars.front();
+    const Value *plate = opts_.partition->plate;
+    if (first->dims.empty() || first->dims.front() != plate)
+      return std::nullopt;
+    bool wide = first->type.kind != TypeKind::Vector && valueColumns(t, first).size() > 1;
+    if (first->dims.size() > 1 || !wide) // the plate is not the file's only row plate: by its index column
+      if (std::optional<Column> key = indexColumn(t, plate, first))
+        return key->name;
+    return std::string();
   }
 
   /// Ids of the part's elements from 0: the part starts after the element
@@ -955,6 +1017,11 @@ private:
 } // namespace
 
 bool ByValueName::operator()(const ir::Value *a, const ir::Value *b) const { return a->name < b->name; }
+
+std::optional<BatchPlan> planBatches(const ir::Module &m, const ir::Evaluation &params, const BindingOptions &opts,
+                                     int64_t batchElements, std::vector<std::string> &errors) {
+  return Binder(m, params, opts, errors).batches(batchElements);
+}
 
 std::vector<std::string> discreteObservations(const ir::Module &m) {
   std::vector<std::string> names;

@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/Csv.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -40,6 +42,9 @@ namespace rt {
 struct Partition {
   const ir::Value *plate = nullptr;
   int part = 0, parts = 1;
+  /// A stochastic run's batch (docs/svi.md): exactly these rows of the
+  /// file (as planBatches cut it), in place of part/parts.
+  std::optional<CsvBatch> batch;
 };
 
 struct BindingOptions {
@@ -102,6 +107,18 @@ struct BoundData {
 /// each, naming file, line, column) go to `errors`; returns nullopt if any.
 std::optional<BoundData> bindData(const ir::Module &m, const ir::Evaluation &params, const BindingOptions &opts,
                                   std::vector<std::string> &errors);
+
+/// A stochastic run's stream (docs/svi.md): the file holding the data of
+/// `opts.partition->plate` (the outermost data plate) cut into batches of
+/// `batchElements` elements, by the plate's index column when it has one.
+/// With opts.partition's part/parts, only this process's part is cut.
+struct BatchPlan {
+  std::string file, key;
+  std::vector<CsvBatch> batches;
+  int64_t elements = 0; ///< over every batch
+};
+std::optional<BatchPlan> planBatches(const ir::Module &m, const ir::Evaluation &params, const BindingOptions &opts,
+                                     int64_t batchElements, std::vector<std::string> &errors);
 
 /// The observed variables' names when every one is discrete (Categorical,
 /// Bernoulli, Poisson: a probability mass, so a log evidence <= 0 and an ELBO

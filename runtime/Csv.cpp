@@ -208,9 +208,15 @@ public:
         keyField_ = static_cast<size_t>(it - names_.begin());
       }
       size_t size = fileSize_;
-      split->keyBefore.reset();
-      size_t begin = boundary(fd, split->part, split->parts, dataStart, size, !split->key.empty(), &split->keyBefore);
-      size_t end = boundary(fd, split->part + 1, split->parts, dataStart, size, !split->key.empty(), nullptr);
+      size_t begin = 0, end = 0;
+      if (split->bytes) {
+        begin = std::clamp(split->bytes->first, dataStart, size);
+        end = std::clamp(split->bytes->second, dataStart, size);
+      } else {
+        split->keyBefore.reset();
+        begin = boundary(fd, split->part, split->parts, dataStart, size, !split->key.empty(), &split->keyBefore);
+        end = boundary(fd, split->part + 1, split->parts, dataStart, size, !split->key.empty(), nullptr);
+      }
       if (!err_.message.empty())
         return std::nullopt;
       end = std::max(end, begin);
@@ -278,6 +284,137 @@ public:
     }
     table_.path = path_;
     return std::move(table_);
+  }
+
+  std::optional<std::vector<CsvBatch>> batches(const std::string &key, int64_t elements, const CsvSplit *part) {
+    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return cannotRead(errno);
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0)
+      return cannotRead(errno);
+    if (!S_ISREG(st.st_mode))
+      return fail(path_ + ": a stochastic run reads the file in batches, so it must be a regular file");
+    fileSize_ = static_cast<size_t>(st.st_size);
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    std::string head;
+    size_t dataStart = 0;
+    if (!readHeader(fd, head, dataStart))
+      return std::nullopt;
+    const bool keyed = !key.empty();
+    if (keyed) {
+      auto it = std::find(names_.begin(), names_.end(), key);
+      if (it == names_.end())
+        return fail(noColumn(key));
+      keyField_ = static_cast<size_t>(it - names_.begin());
+    }
+    size_t begin = dataStart, end = fileSize_;
+    std::optional<double> before;
+    if (part && part->parts > 1) {
+      begin = boundary(fd, part->part, part->parts, dataStart, fileSize_, keyed, &before);
+      end = std::max(begin, boundary(fd, part->part + 1, part->parts, dataStart, fileSize_, keyed, nullptr));
+      if (!err_.message.empty())
+        return std::nullopt;
+      partBegin_ = begin;
+      line_ = 0; // counted from the part's start: see lineNumber
+    }
+    if (::lseek(fd, static_cast<off_t>(begin), SEEK_SET) < 0)
+      return cannotRead(errno);
+
+    std::vector<CsvBatch> out;
+    CsvBatch cur;
+    cur.begin = begin;
+    cur.keyBefore = before;
+    double first = before ? *before + 1 : 0; // the current batch's first element id
+    double last = first - 1;                 // its largest key so far
+    int64_t rows = 0;                        // its rows so far
+    size_t blankLine = 0;
+    // One row (its line without the newline) starting at byte `at`.
+    auto row = [&](std::string_view line, size_t at) -> bool {
+      if (!line.empty() && line.back() == '\r')
+        line.remove_suffix(1);
+      if (allBlank(line)) {
+        if (!blankLine)
+          blankLine = line_;
+        return true;
+      }
+      if (blankLine)
+        return fail(this->at(blankLine) + "blank line followed by more data"), false;
+      if (keyed) {
+        std::optional<double> k = keyOf(line);
+        if (!k || *k < 0 || *k != std::floor(*k))
+          return fail(this->at(line_) + "column '" + key + "' (" + std::to_string(keyField_ + 1) +
+                      "): expected an element id (an integer >= 0)"),
+                 false;
+        if (*k < last)
+          return fail(this->at(line_) + "column '" + key + "': " + std::to_string(int64_t(*k)) + " after " +
+                      std::to_string(int64_t(last)) + "; a stochastic run reads the rows in batches, so they "
+                      "must be grouped by '" + key + "' in increasing order (sort the file by it)"),
+                 false;
+        if (rows > 0 && *k != last && *k - first >= double(elements)) {
+          cur.end = at;
+          cur.elements = int64_t(last - first) + 1;
+          out.push_back(cur);
+          cur = CsvBatch{};
+          cur.begin = at;
+          cur.keyBefore = last;
+          first = last + 1;
+          rows = 0;
+        }
+        last = *k;
+      } else if (rows == elements) {
+        cur.end = at;
+        cur.elements = rows;
+        out.push_back(cur);
+        cur = CsvBatch{};
+        cur.begin = at;
+        rows = 0;
+      }
+      ++rows;
+      return true;
+    };
+    std::vector<char> buf(kBlock);
+    size_t have = 0, pos = begin; // buf[0, have) holds the bytes from `pos`
+    for (bool eof = false; !eof;) {
+      size_t want = std::min(buf.size() - have, end - pos - have);
+      ssize_t n = 0;
+      do
+        n = ::read(fd, buf.data() + have, want);
+      while (n < 0 && errno == EINTR);
+      if (n < 0)
+        return cannotRead(errno);
+      have += static_cast<size_t>(n);
+      eof = n == 0 || pos + have >= end;
+      const char *p = buf.data(), *lim = buf.data() + have;
+      for (;;) {
+        const char *nl = static_cast<const char *>(std::memchr(p, '\n', static_cast<size_t>(lim - p)));
+        if (!nl && !(eof && p < lim))
+          break;
+        const char *stop = nl ? nl : lim;
+        if (!row(std::string_view(p, static_cast<size_t>(stop - p)), pos + static_cast<size_t>(p - buf.data())))
+          return std::nullopt;
+        ++line_;
+        p = nl ? nl + 1 : lim;
+      }
+      size_t used = static_cast<size_t>(p - buf.data());
+      std::memmove(buf.data(), p, have - used);
+      pos += used;
+      have -= used;
+      if (have == buf.size())
+        buf.resize(buf.size() * 2); // a line longer than the buffer
+    }
+    if (rows > 0) {
+      cur.end = end;
+      cur.elements = keyed ? int64_t(last - first) + 1 : rows;
+      out.push_back(cur);
+    }
+    return out;
   }
 
   std::optional<std::vector<std::string>> headerOnly() {
@@ -696,6 +833,12 @@ std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::
   Reader reader(path, err);
   reader.missingAsNaN = missingAsNaN;
   return reader.run(wanted, split);
+}
+
+std::optional<std::vector<CsvBatch>> scanBatches(const std::string &path, const std::string &key, int64_t elements,
+                                                 CsvError &err, const CsvSplit *part) {
+  Reader reader(path, err);
+  return reader.batches(key, elements, part);
 }
 
 std::optional<std::vector<std::string>> readCsvHeader(const std::string &path, CsvError &err) {

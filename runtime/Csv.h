@@ -31,6 +31,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <cstdint>
 #include <vector>
 
 namespace ppc::rt {
@@ -65,7 +67,21 @@ private:
 struct CsvSplit {
   int part = 0, parts = 1;
   std::string key;
-  std::optional<double> keyBefore; // out
+  std::optional<double> keyBefore; // out (in, with `bytes`)
+  // A byte range [first, second) of the data rows, given by the caller in
+  // place of part/parts (a stochastic run's batch, from scanBatches);
+  // `keyBefore` is then the key of the row before it, as scanBatches gave it.
+  std::optional<std::pair<size_t, size_t>> bytes;
+};
+
+// One batch of a stochastic run's stream (docs/svi.md): the rows in bytes
+// [begin, end) of the file, holding `elements` elements of the data plate.
+// With a key column, the batch's element ids run from keyBefore + 1 (0
+// without keyBefore) to its largest key, ids without rows included.
+struct CsvBatch {
+  size_t begin = 0, end = 0;
+  int64_t elements = 0;
+  std::optional<double> keyBefore;
 };
 
 struct CsvError {
@@ -79,6 +95,15 @@ struct CsvError {
 // value, which the caller accepts or rejects per column) instead of an error.
 std::optional<CsvTable> readCsv(const std::string &path, const std::vector<std::string> &wanted, CsvError &err,
                                 CsvSplit *split = nullptr, bool missingAsNaN = false);
+
+// Cuts the data rows of `path` into consecutive batches of `elements`
+// elements each (the last may have fewer), reading only the `key` column
+// (the data plate's index column; empty: each row is an element) as a
+// stream. Rows must come grouped by the key in increasing order; a group
+// is never cut. With `part`, only that part of a data-parallel split
+// (part/parts) is cut. On failure returns nullopt and sets err.message.
+std::optional<std::vector<CsvBatch>> scanBatches(const std::string &path, const std::string &key, int64_t elements,
+                                                 CsvError &err, const CsvSplit *part = nullptr);
 
 // The header's column names only (the binder decides from them which file
 // is split and by which key before reading any data).

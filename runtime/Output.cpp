@@ -275,6 +275,26 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
     hj["seconds"] = h.seconds;
     j["heldout"] = std::move(hj);
   }
+  if (summary.stochastic) {
+    const RunSummary::Stochastic &st = *summary.stochastic;
+    nlohmann::ordered_json sj;
+    sj["steps"] = st.steps;
+    sj["epochs"] = st.epochs;
+    sj["batches_per_epoch"] = st.batches;
+    sj["batch_elements"] = st.batchElements;
+    sj["data_size"] = st.dataSize;
+    sj["rho"] = st.rho;
+    sj["scan_seconds"] = st.scanSeconds;
+    sj["scan_megabytes_per_second"] = st.scanSeconds > 0 ? st.scanBytes / 1e6 / st.scanSeconds : 0.0;
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
+    for (const RunSummary::Stochastic::Point &p : st.heldout)
+      points.push_back({{"step", p.step},
+                        {"seconds", p.seconds},
+                        {"bound_per_observation", p.perObservation},
+                        {"perplexity", std::exp(-p.perObservation)}});
+    sj["heldout"] = std::move(points);
+    j["svi"] = std::move(sj);
+  }
   // Which column of each posterior's file is which.
   j["posteriors"] = std::move(columns);
   if (std::string reason; !writeFile(tmp / "summary.json", j.dump(2) + "\n", reason))

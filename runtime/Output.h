@@ -70,6 +70,21 @@ struct RunSummary {
     double seconds = 0;
   };
   std::optional<Heldout> heldout;
+  /// A stochastic run (--svi, docs/svi.md): its stream and steps (`elbo`
+  /// then holds each step's estimate of the whole data's ELBO), and the
+  /// held-out bound every --heldout-every steps.
+  struct Stochastic {
+    int64_t steps = 0, batches = 0, dataSize = 0, batchElements = 0;
+    double epochs = 0;
+    std::vector<double> rho;
+    double scanSeconds = 0, scanBytes = 0;
+    struct Point {
+      int64_t step = 0;
+      double seconds = 0, perObservation = 0;
+    };
+    std::vector<Point> heldout;
+  };
+  std::optional<Stochastic> stochastic;
 };
 
 /// Empty when `--out dir` can be written: its parent exists and `dir` is new,

@@ -25,6 +25,7 @@
 #include "runtime/VectorIsa.h"
 #include "tools/Driver.h"
 #include "tools/Repl.h"
+#include "tools/Stochastic.h"
 #include "tools/UserPosteriors.h"
 
 #include <CLI/CLI.hpp>
@@ -529,6 +530,30 @@ static int ppcMain(int argc, char **argv) {
                  "generate and run code for this vector ISA level instead of this CPU's best: x86-64 (SSE2), "
                  "x86-64-v3 (AVX2 + FMA), x86-64-v4 (AVX-512), native; the JIT targets it and the runtime's "
                  "kernels use their copies for it (to measure another CPU's code path on this one)");
+  bool svi = false;
+  StochasticOptions sviOptions;
+  app.add_flag("--svi", svi,
+               "stochastic variational inference (docs/svi.md): read the outermost data plate as a stream of "
+               "batches and move the globals a step toward each batch's estimate; memory: the globals and one "
+               "batch");
+  app.add_option("--batch", sviOptions.batch,
+                 "--svi: elements of the outermost data plate per step (per process under mpirun; default 1000)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+  app.add_option("--tau0", sviOptions.tau0, "--svi: step sizes rho_t = (tau0 + t)^-kappa (default tau0 10)")
+      ->check(kFiniteNonNegative);
+  app.add_option("--kappa", sviOptions.kappa,
+                 "--svi: the decay kappa of the step sizes, in [0, 1] (default 0.7; (0.5, 1] converges; 0 with "
+                 "--tau0 0: every step 1)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--epochs", sviOptions.epochs, "--svi: passes over the stream (default 1)")
+      ->check(CLI::Range(int64_t(1), int64_t(1000000)));
+  app.add_option("--data-size", sviOptions.dataSize,
+                 "--svi: the number of elements the batches are scaled to (default: those in the stream, counted "
+                 "by a first pass over it)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 50));
+  app.add_option("--heldout-every", sviOptions.heldoutEvery,
+                 "--svi: score the --heldout files every this many steps (default: at the end only)")
+      ->check(CLI::Range(int64_t(1), int64_t(100000000)));
   app.add_flag("-q,--quiet", run.quiet, "no progress lines");
   app.add_flag("--version", version, "print the version and exit");
   try {
@@ -544,6 +569,21 @@ static int ppcMain(int argc, char **argv) {
   }
   if (modelPath.empty())
     return usageError("no model file given");
+  for (const char *flag : {"--batch", "--tau0", "--kappa", "--epochs", "--data-size", "--heldout-every"})
+    if (!svi && app.count(flag))
+      return usageError(std::string(flag) + " sets up a stochastic run, which needs --svi");
+  if (svi) {
+    for (const char *flag : {"--iters", "--tol", "--init", "--given", "--emit"})
+      if (app.count(flag))
+        return usageError(std::string("--svi runs --epochs passes over the stream; ") + flag +
+                          " is for batch runs" + (std::string(flag) == "--emit" ? " (drop --svi to see a level)" : ""));
+    if (binding.files.empty())
+      return usageError("--svi reads its data from --infer FILE");
+    if (sviOptions.heldoutEvery > 0 && heldoutFiles.empty())
+      return usageError("--heldout-every scores the --heldout files, and none is given");
+    if (!app.count("--batch"))
+      sviOptions.batch = 1000;
+  }
   pipelineGiven = app.count("--passes") > 0;
   pmOptions.printAfter.insert(printAfter.begin(), printAfter.end());
 
@@ -671,7 +711,7 @@ static int ppcMain(int argc, char **argv) {
     if (!evaluation)
       return 1;
     std::optional<rt::BoundData> data;
-    if (!binding.files.empty()) {
+    if (!binding.files.empty() && !svi) {
       std::vector<std::string> errors;
       if (gComm) {
         const ir::Value *plate = rt::partitionPlate(*module, error);
@@ -680,7 +720,7 @@ static int ppcMain(int argc, char **argv) {
             llvm::errs() << "ppc: error: " << error << "\n";
           return 1;
         }
-        binding.partition = rt::Partition{plate, gComm->rank(), gComm->size()};
+        binding.partition = rt::Partition{plate, gComm->rank(), gComm->size(), std::nullopt};
       }
       auto loading = std::chrono::steady_clock::now();
       data = rt::bindData(*module, *evaluation, binding, errors);
@@ -727,6 +767,31 @@ static int ppcMain(int argc, char **argv) {
     }
     if (!pm.run(*module, ctx, llvm::outs(), llvm::errs()))
       return 1;
+    if (svi) {
+      StochasticRun sr;
+      sr.module = module.get();
+      sr.evaluation = &*evaluation;
+      sr.source = *source;
+      sr.params = params;
+      sr.diags = &diags;
+      sr.binding = binding;
+      sr.plan = run.plan;
+      sr.passOptions = run.passOptions;
+      sr.seed = run.run.seed;
+      sr.engine = run.engine;
+      sr.threads = int(run.threads);
+      sr.quiet = run.quiet || !isRoot();
+      sr.out = run.out;
+      sr.vocab = run.vocab;
+      sr.checkpoint = run.checkpoint.empty() ? run.resume : run.checkpoint;
+      sr.resume = run.resume;
+      sr.checkpointEvery = run.checkpointEvery;
+      sr.heldout = run.heldout;
+      sr.options = optionsUsed;
+      sr.comm = gComm;
+      sr.started = started;
+      return runStochastic(sr, sviOptions);
+    }
     if (data && (emit.empty() || emit == "plan" || emit == "llvm"))
       return infer(*module, *evaluation, data, diags, emit, run, optionsUsed, started, dataSeconds);
     if (emit == "ir" || emit == "gated" || emit == "messages" || emit == "schedule" || emit.empty())

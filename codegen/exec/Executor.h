@@ -26,6 +26,7 @@
 namespace ppc::codegen {
 
 class Communicator;
+class StochasticStep;
 
 /// Runs a plan's parallel loops (Stmt::parallel): contiguous chunks of the
 /// elements, one per thread, each with its own copies of the loop's
@@ -62,8 +63,12 @@ public:
   /// A data-parallel run's processes: a `distributed` loop's sums and ELBO
   /// terms are summed over them after the loop (null: one process).
   Communicator *comm = nullptr;
+  /// A stochastic run's step: rescales and blends what each distributed
+  /// loop sums (after the processes' sum; null: a batch run).
+  StochasticStep *stochastic = nullptr;
 
 private:
+  double runChunks(const Stmt &loop, void *const *buffers, int64_t n, const Body &body, bool concurrent);
   std::vector<double> &storage(size_t thread, int32_t buffer);
   /// work(t) for t in [0, count), on this thread and the pool's workers:
   /// each t goes to whichever thread asks first.
@@ -145,8 +150,9 @@ public:
   /// the init block. False with `error` set when a value does not fit.
   bool initialize(Engine &engine, uint64_t seed, const std::map<std::string, std::vector<double>> &start,
                   std::string &error);
-  /// One iteration; returns the ELBO after it.
-  double iterate(Engine &engine);
+  /// One iteration; returns the ELBO after it. `beforeElbo`, if set, is
+  /// called between the iteration block and the ELBO block.
+  double iterate(Engine &engine, const std::function<void()> &beforeElbo = {});
   /// Runs `final` (refreshes posteriors left stale).
   void finish(Engine &engine);
 

@@ -75,8 +75,10 @@ void Inference::initialize(Engine &engine, uint64_t seed) {
   initialize(engine, seed, {}, error);
 }
 
-double Inference::iterate(Engine &engine) {
+double Inference::iterate(Engine &engine, const std::function<void()> &beforeElbo) {
   elboInIteration_ = engine.runBlock(Plan::Iteration, bases_.data());
+  if (beforeElbo)
+    beforeElbo();
   return elbo(engine);
 }
 

@@ -8,6 +8,7 @@
 #include "codegen/exec/Executor.h"
 
 #include "codegen/exec/Distributed.h"
+#include "codegen/exec/Stochastic.h"
 
 #include <algorithm>
 #include <chrono>
@@ -173,6 +174,14 @@ std::vector<int64_t> ParallelRunner::chunkStarts(const int64_t *costs, int64_t n
 }
 
 double ParallelRunner::run(const Stmt &loop, void *const *buffers, int64_t n, const Body &body, bool concurrent) {
+  if (!stochastic || !loop.distributed)
+    return runChunks(loop, buffers, n, body, concurrent);
+  stochastic->before(loop, buffers);
+  return stochastic->after(loop, buffers, runChunks(loop, buffers, n, body, concurrent));
+}
+
+double ParallelRunner::runChunks(const Stmt &loop, void *const *buffers, int64_t n, const Body &body,
+                                 bool concurrent) {
   bool distributed = loop.distributed && comm && comm->size() > 1;
   int64_t chunks = std::min<int64_t>(threads, n);
   if (chunks <= 1 && !distributed)

@@ -94,9 +94,31 @@ bool PlanBuilder::run() {
     emitPredictiveBlock();
     emitPendingTransposes(p_.blocks[Plan::Elbo], p_.blocks[Plan::Elbo].begin());
   }
-  if (ok_ && partitioned_)
+  if (ok_ && partitioned_) {
     markDistributedLoops();
+    recordGlobalState();
+  }
   return ok_;
+}
+
+/// The buffers a stochastic run carries from batch to batch: the posteriors
+/// of the variables outside the partitioned plate, their tables, and the
+/// accumulators of the messages to them.
+void PlanBuilder::recordGlobalState() {
+  std::set<int32_t> state;
+  for (const Posterior &post : p_.posteriors)
+    if (!post.partitioned && !post.scratch)
+      for (int32_t b : {post.eta, post.stats, post.expRows, post.expRowShifts, post.expColumns, post.expColumnShifts,
+                        post.statsT})
+        if (b >= 0)
+          state.insert(b);
+  for (const auto &[msg, acc] : accOf_) {
+    auto it = posteriorOfQ_.find(msg->def->target->value);
+    if (it != posteriorOfQ_.end() && !p_.posteriors[size_t(it->second)].partitioned &&
+        !p_.posteriors[size_t(it->second)].scratch)
+      state.insert(acc);
+  }
+  p_.globalState.assign(state.begin(), state.end());
 }
 
 /// A data-parallel run: every top-level loop over the partitioned plate

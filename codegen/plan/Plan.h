@@ -223,6 +223,12 @@ struct Plan {
   /// continues from the last iteration's (strict coordinate ascent).
   int32_t localRestart = -1;
   int32_t elementOffsets = -1;
+  /// With a partitioned plate: the buffers holding the state of the
+  /// variables outside it (the globals' posteriors, their tables and the
+  /// accumulators of their messages), which a stochastic run carries from
+  /// one batch to the next (codegen/exec/Stochastic.h); the rest belongs to
+  /// the batch.
+  std::vector<int32_t> globalState;
   /// The per-core L2 cache the plan was sized to (bytes; 0: unknown).
   int64_t l2CacheBytes = 0;
   /// Every iteration repeats the first (a nested schedule with nothing

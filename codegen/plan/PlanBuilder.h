@@ -86,6 +86,7 @@ private:
   void findNestedPlate();
   bool scratchDims(const std::vector<Value *> &dims) const;
   void markDistributedLoops();
+  void recordGlobalState();
   void fail(SourceRange where, const std::string &msg);
 
   // ---- Layout.cpp: buffers, plates and flat indices, posteriors, data ----

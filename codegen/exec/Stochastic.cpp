@@ -1,0 +1,63 @@
+//===- codegen/exec/Stochastic.cpp - a stochastic variational step --------===//
+#include "codegen/exec/Stochastic.h"
+
+#include "codegen/plan/Plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ppc::codegen {
+
+std::string StochasticStep::unsupported(const Plan &plan) {
+  const std::set<int32_t> global(plan.globalState.begin(), plan.globalState.end());
+  for (const auto &block : plan.blocks) {
+    std::set<int32_t> summed;
+    for (const Stmt &s : block) {
+      if (s.kind != Stmt::Kind::Loop || !s.distributed)
+        continue;
+      for (int32_t b : s.reductions) {
+        const std::string &name = plan.buffers[size_t(b)].name;
+        if (!global.count(b))
+          return "the loop over the data plate sums '" + name + "', which is not a message to a global variable";
+        if (!summed.insert(b).second)
+          return "two loops over the data plate sum '" + name + "' in one block";
+      }
+    }
+  }
+  return {};
+}
+
+void StochasticStep::before(const Stmt &loop, void *const *buffers) {
+  for (int32_t b : loop.reductions) {
+    const double *p = static_cast<const double *>(buffers[b]);
+    before_[b].assign(p, p + plan_->buffers[size_t(b)].size);
+  }
+}
+
+double StochasticStep::after(const Stmt &loop, void *const *buffers, double elbo) {
+  for (int32_t b : loop.reductions) {
+    double *acc = static_cast<double *>(buffers[b]);
+    const std::vector<double> &was = before_[b];
+    std::vector<double> &e = effective[plan_->buffers[size_t(b)].name];
+    const size_t n = was.size();
+    e.resize(n, 0.0);
+    Mode m = mode == Mode::Blend && blended_.count(b) ? Mode::Keep : mode;
+    for (size_t i = 0; i < n; ++i) {
+      const double sum = acc[i] - was[i]; // the batch's sum (exact when the loop began from 0)
+      switch (m) {
+      case Mode::Start: e[i] = scale * sum; break;
+      case Mode::Blend: e[i] = (1 - rho) * e[i] + rho * (scale * sum); break;
+      case Mode::Discard:
+      case Mode::Keep: break;
+      }
+      acc[i] = was[i] + e[i];
+    }
+    if (m == Mode::Blend)
+      blended_.insert(b);
+  }
+  return scale * elbo;
+}
+
+double stepSize(double tau0, double kappa, int64_t t) { return std::pow(tau0 + double(t), -kappa); }
+
+} // namespace ppc::codegen

@@ -1,0 +1,598 @@
+//===- tools/Stochastic.cpp - ppc --svi: streaming stochastic inference ---===//
+//
+// The step loop of a stochastic run (docs/svi.md). Each step:
+//
+//   1. binds the next batch of the stream (rt::planBatches cut the file in
+//      one pass; only the batch's rows are read);
+//   2. lowers the plan for it. Plans of batches with the same number of
+//      elements differ only in their buffers' sizes and contents, which the
+//      generated code reads through pointers: the code compiled for the
+//      first batch of a shape runs every later one (the batch's buffers are
+//      moved into that plan); a batch of another shape (the last, shorter
+//      one) gets its own;
+//   3. runs the init block (the batch's locals start as in a batch run),
+//      puts back the globals carried from the last step, and runs one
+//      iteration, whose loops over the batch end in the stochastic step
+//      (codegen/exec/Stochastic.h).
+//
+// Checkpoints (--checkpoint DIR): every process writes its state (the
+// globals, the data's part of their accumulators, its place in the stream,
+// the traces) to svi-state-<step>-<rank>.bin, then process 0 commits
+// svi-checkpoint.json; --resume continues after the committed step.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/Stochastic.h"
+
+#include "codegen/exec/Distributed.h"
+#include "codegen/exec/Stochastic.h"
+#include "codegen/llvm/Jit.h"
+#include "codegen/llvm/LLVMCodegen.h"
+#include "codegen/plan/Lowering.h"
+#include "ir/Diagnostics.h"
+#include "ir/Evaluate.h"
+#include "ir/IR.h"
+#include "ir/Printer.h"
+#include "runtime/VectorIsa.h"
+#include "tools/Driver.h"
+
+#include <nlohmann/json.hpp>
+#include <llvm/Support/Format.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <list>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ppc {
+namespace {
+
+namespace fs = std::filesystem;
+using codegen::StochasticStep;
+
+/// A plan compiled for one shape of batch: its statements and buffer
+/// names. Sizes and contents are the batch's.
+struct Compiled {
+  std::string shape;
+  std::unique_ptr<codegen::Plan> plan;
+  std::unique_ptr<codegen::Engine> engine;
+};
+
+/// The plan's listing without its buffers' sizes.
+std::string shapeOf(const codegen::Plan &p) {
+  std::string text = codegen::printPlan(p), out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = std::min(text.find('\n', pos), text.size());
+    std::string_view line(text.data() + pos, nl - pos);
+    size_t open = line.find('['), close = line.find(']');
+    if (line.substr(0, 7) == "buffer " && open != std::string_view::npos && close > open)
+      (out += line.substr(0, open)) += line.substr(close + 1);
+    else
+      out += line;
+    out += '\n';
+    pos = nl + 1;
+  }
+  return out;
+}
+
+/// What a run carries from step to step, and what a checkpoint holds.
+struct StreamState {
+  int64_t step = 0; ///< steps done
+  std::map<std::string, std::vector<double>> globals, effective;
+  /// Per partitioned posterior: its elements in this epoch's batches so far
+  /// (the random start of an element is keyed by its place in the stream).
+  std::map<std::string, int64_t> offsets;
+  rt::RunSummary summary;
+};
+
+class StochasticRunner {
+public:
+  StochasticRunner(const StochasticRun &r, const StochasticOptions &o) : r_(r), o_(o), comm_(r.comm) {}
+
+  int run() {
+    if (!planStream() || !restoreCheckpoint())
+      return 1;
+    rt::RunSummary &summary = state_.summary;
+    rt::RunSummary::Stochastic &st = *summary.stochastic;
+    const auto start = std::chrono::steady_clock::now();
+    const double earlier = summary.time.empty() ? 0 : summary.time.back();
+    const bool tty = ::isatty(2) != 0 && !r_.quiet && root();
+    std::unique_ptr<codegen::Inference> state;
+    Compiled *compiled = nullptr;
+    for (int64_t s = state_.step + 1; s <= totalSteps_; ++s) {
+      if (!prepare(s, compiled, state))
+        return 1;
+      step_.mode = StochasticStep::Mode::Blend;
+      step_.rho = codegen::stepSize(o_.tau0, o_.kappa, s);
+      step_.beginStep();
+      double elbo = state->iterate(*compiled->engine, [&] { step_.mode = StochasticStep::Mode::Keep; });
+      step_.mode = StochasticStep::Mode::Keep;
+      saveGlobals(*compiled->plan, *state);
+      state_.step = s;
+      const double seconds = earlier + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      summary.elbo.push_back(elbo);
+      summary.time.push_back(seconds);
+      summary.iterations = s;
+      st.rho.push_back(step_.rho);
+      st.steps = s;
+      st.epochs = double(s) / double(perEpoch_);
+      if (!r_.quiet && root()) {
+        char line[200];
+        std::snprintf(line, sizeof line, "step %6lld  epoch %.3f  rho %.4f  batch %lld  ELBO estimate %.10g  %.3f s",
+                      (long long)s, st.epochs, step_.rho, (long long)lastBatchElements_, elbo, seconds);
+        std::fprintf(stderr, tty ? "\r%s\033[K" : "%s\n", line);
+        std::fflush(stderr);
+      }
+      if (!std::isfinite(elbo)) {
+        if (tty)
+          std::fprintf(stderr, "\n");
+        return fail("the ELBO estimate is not finite at step " + std::to_string(s) +
+                    " (a posterior became improper: check priors, data, --tau0 and --kappa)");
+      }
+      if (r_.heldout && o_.heldoutEvery > 0 && s % o_.heldoutEvery == 0 && s < totalSteps_) {
+        step_.mode = StochasticStep::Mode::Keep;
+        state->finish(*compiled->engine);
+        rt::RunSummary::Heldout h;
+        if (tty)
+          std::fprintf(stderr, "\n");
+        if (!r_.heldout(*state, h))
+          return 1;
+        st.heldout.push_back({s, seconds, h.perObservation});
+        if (!r_.quiet && root())
+          std::fprintf(stderr, "held-out after step %lld: %.6f nats per observation, perplexity %.4f\n", (long long)s,
+                       h.perObservation, std::exp(-h.perObservation));
+      }
+      if (!r_.checkpoint.empty() && (s % r_.checkpointEvery == 0 || s == totalSteps_) && !saveCheckpoint())
+        return 1;
+    }
+    if (tty)
+      std::fprintf(stderr, "\n");
+    summary.inferenceSeconds = summary.time.empty() ? 0 : summary.time.back();
+    if (!compiled && !prepare(totalSteps_, compiled, state)) // resumed after the last step
+      return 1;
+    step_.mode = StochasticStep::Mode::Keep;
+    state->finish(*compiled->engine);
+    return report(*compiled->plan, *state);
+  }
+
+private:
+  bool root() const { return !comm_ || comm_->rank() == 0; }
+  int fail(const std::string &msg) {
+    if (root())
+      llvm::errs() << "ppc: error: " << msg << "\n";
+    return 1;
+  }
+  void localError(const std::string &msg) {
+    llvm::errs() << "ppc: error: ";
+    if (comm_ && comm_->size() > 1)
+      llvm::errs() << "(process " << comm_->rank() << " of " << comm_->size() << ") ";
+    llvm::errs() << msg << "\n";
+  }
+  bool everyoneOk(bool ok) { return comm_ ? comm_->allOk(ok) : ok; }
+  /// Every process's `value`, in rank order.
+  std::vector<double> everyones(double value) {
+    if (!comm_)
+      return {value};
+    std::vector<double> all(size_t(comm_->size()), 0.0);
+    all[size_t(comm_->rank())] = value;
+    comm_->sumInRankOrder(all.data(), all.size());
+    return all;
+  }
+
+  /// The model as compiled, which the data binds to, and the scheduled
+  /// module's values by name, which the bound data is handed over to.
+  bool compileForBinding() {
+    DiagnosticEngine quiet("", r_.source, llvm::nulls());
+    pristine_ = compileModel(r_.source, quiet);
+    if (pristine_)
+      pristineEval_ = ir::evaluate(*pristine_, r_.params, /*requireAll=*/true, quiet);
+    if (!pristine_ || !pristineEval_)
+      return fail("internal error: the model did not compile again for binding its batches"), false;
+    auto add = [&](const ir::Value *v) { scheduled_.emplace(v->name, v); };
+    ir::walk(r_.module->body, [&](const ir::Op &op) {
+      for (const ir::Value *v : op.results)
+        add(v);
+    });
+    return true;
+  }
+
+  /// Bound data of the compiled model, keyed by the scheduled module's values.
+  std::optional<rt::BoundData> handOver(rt::BoundData &&data) {
+    rt::BoundData out;
+    out.warnings = std::move(data.warnings);
+    for (auto &[v, bp] : data.plates)
+      if (auto it = scheduled_.find(v->name); it != scheduled_.end())
+        out.plates.emplace(it->second, std::move(bp));
+    for (auto &[v, bv] : data.variables)
+      if (auto it = scheduled_.find(v->name); it != scheduled_.end())
+        out.variables.emplace(it->second, std::move(bv));
+    return out;
+  }
+
+  /// Cuts the stream into batches; the data size and the steps.
+  bool planStream() {
+    std::string error;
+    if (!compileForBinding())
+      return false;
+    plate_ = rt::partitionPlate(*pristine_, error);
+    if (!plate_)
+      return fail("--svi reads the model's outermost data plate in batches: " + error), false;
+    binding_ = r_.binding;
+    binding_.partition = rt::Partition{plate_, comm_ ? comm_->rank() : 0, comm_ ? comm_->size() : 1, std::nullopt};
+    const auto scanStart = std::chrono::steady_clock::now();
+    std::vector<std::string> errors;
+    stream_ = rt::planBatches(*pristine_, *pristineEval_, binding_, o_.batch, errors);
+    for (const std::string &e : errors)
+      localError(e);
+    if (stream_ && stream_->batches.empty()) {
+      localError(stream_->file + ": no data rows to read in batches");
+      stream_.reset();
+    }
+    if (!everyoneOk(stream_.has_value()))
+      return false;
+    const double scanSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - scanStart).count();
+    struct stat sb;
+    const double bytes = ::stat(stream_->file.c_str(), &sb) == 0 ? double(sb.st_size) : 0;
+    int64_t elements = 0;
+    for (double e : everyones(double(stream_->elements)))
+      elements += int64_t(e);
+    for (double b : everyones(double(stream_->batches.size())))
+      perEpoch_ = std::max(perEpoch_, int64_t(b));
+    dataSize_ = o_.dataSize > 0 ? o_.dataSize : elements;
+    totalSteps_ = perEpoch_ * o_.epochs;
+    rt::RunSummary::Stochastic st;
+    st.batches = perEpoch_;
+    st.dataSize = dataSize_;
+    st.batchElements = o_.batch;
+    st.scanSeconds = scanSeconds;
+    st.scanBytes = bytes;
+    state_.summary.stochastic = st;
+    state_.summary.dataSeconds = scanSeconds;
+    if (!r_.quiet && root())
+      llvm::errs() << "stream " << stream_->file << ": " << elements << " elements of %" << plate_->name << " in "
+                   << perEpoch_ << (perEpoch_ == 1 ? " batch" : " batches") << " of up to " << o_.batch
+                   << (comm_ && comm_->size() > 1 ? " per process" : "") << " (scanned "
+                   << llvm::format("%.1f", bytes / 1e6) << " MB at "
+                   << llvm::format("%.0f", scanSeconds > 0 ? bytes / 1e6 / scanSeconds : 0.0) << " MB/s); "
+                   << totalSteps_ << (totalSteps_ == 1 ? " step" : " steps") << ", data size " << dataSize_ << "\n";
+    planOptions_ = r_.plan;
+    planOptions_.lowering.partitionedPlate = scheduled_.at(plate_->name);
+    int64_t &l2 = planOptions_.lowering.l2CacheBytes;
+    if (l2 <= 0)
+      l2 = codegen::hostL2CacheBytes();
+    if (comm_) { // process 0's, so every process builds the same plans
+      std::string text = std::to_string(l2);
+      comm_->broadcastFromRoot(text);
+      l2 = std::stoll(text);
+    }
+    if (r_.engine == "jit") {
+      session_ = codegen::JitSession::create(error);
+      if (!session_)
+        return fail(error), false;
+    }
+    return true;
+  }
+
+  /// Binds batch `s`'s rows, finds or compiles its plan, and starts its
+  /// state: the batch's locals from the init block, the globals from the
+  /// last step.
+  bool prepare(int64_t s, Compiled *&compiled, std::unique_ptr<codegen::Inference> &state) {
+    state.reset(); // the last batch's state goes before this one's comes
+    compiled = nullptr;
+    const int64_t k = (s - 1) % perEpoch_;
+    if (k == 0)
+      state_.offsets.clear();
+    const rt::CsvBatch &batch = stream_->batches[size_t(k) % stream_->batches.size()];
+    rt::BindingOptions bo = binding_;
+    bo.partition->batch = batch;
+    std::vector<std::string> errors;
+    std::optional<rt::BoundData> data = rt::bindData(*pristine_, *pristineEval_, bo, errors);
+    for (const std::string &e : errors)
+      localError(e);
+    if (!everyoneOk(data.has_value()))
+      return false;
+    data = handOver(std::move(*data));
+    codegen::PlanOptions options = planOptions_;
+    for (const auto &[v, bv] : data->variables)
+      if (!(comm_ ? comm_->allOk(bv.missing.empty()) : bv.missing.empty()))
+        options.lowering.predicted.insert(v->name);
+    std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(*r_.module, *r_.evaluation, *data, true, *r_.diags,
+                                                             options, r_.passOptions, nullptr, &llvm::errs());
+    data.reset();
+    if (!everyoneOk(plan != nullptr))
+      return false;
+    std::string shape = shapeOf(*plan);
+    for (auto &c : cache_)
+      if (c.shape == shape)
+        compiled = &c;
+    if (compiled) {
+      // The same code runs it: the batch's buffers replace the last one's.
+      compiled->plan->buffers = std::move(plan->buffers);
+      compiled->plan->posteriors = std::move(plan->posteriors);
+      compiled->plan->predicted = std::move(plan->predicted);
+    } else {
+      std::string error = StochasticStep::unsupported(*plan);
+      if (!error.empty())
+        return fail("--svi cannot run this schedule: " + error), false;
+      if (std::string problem = codegen::planMemoryProblem(*plan); !problem.empty())
+        return fail(problem), false;
+      std::unique_ptr<codegen::Engine> engine =
+          session_ ? codegen::createJitEngine(*plan, *session_, nullptr, error) : codegen::createInterpreter(*plan);
+      if (!engine)
+        localError(error);
+      if (!everyoneOk(engine != nullptr))
+        return false;
+      engine->setThreads(r_.threads);
+      engine->parallel.comm = comm_;
+      engine->parallel.stochastic = &step_;
+      if (cache_.size() >= 4)
+        cache_.pop_front();
+      cache_.push_back(Compiled{std::move(shape), std::move(plan), std::move(engine)});
+      compiled = &cache_.back();
+    }
+    codegen::Plan &p = *compiled->plan;
+    if (p.elementOffsets >= 0) {
+      // Unique keys: this epoch's elements before the batch, and the process.
+      const int64_t processBase = comm_ ? int64_t(comm_->rank()) << 40 : 0;
+      std::vector<int64_t> offsets(p.posteriors.size(), 0);
+      for (size_t pi = 0; pi < p.posteriors.size(); ++pi)
+        if (p.posteriors[pi].partitioned) {
+          int64_t &before = state_.offsets[p.posteriors[pi].variable->name];
+          offsets[pi] = processBase + before;
+          before += p.posteriors[pi].flatElements;
+        }
+      p.buffers[size_t(p.elementOffsets)].ints = std::move(offsets);
+    }
+    double n = 0;
+    for (double e : everyones(double(batch.elements)))
+      n += e;
+    lastBatchElements_ = int64_t(n);
+    step_.setPlan(p);
+    step_.scale = double(dataSize_) / n;
+    step_.mode = s == 1 ? StochasticStep::Mode::Start : StochasticStep::Mode::Discard;
+    state = std::make_unique<codegen::Inference>(p);
+    state->initialize(*compiled->engine, r_.seed);
+    if (s > 1)
+      for (int32_t b : p.globalState) {
+        auto it = state_.globals.find(p.buffers[size_t(b)].name);
+        if (it != state_.globals.end() && int64_t(it->second.size()) == p.buffers[size_t(b)].size)
+          std::memcpy(state->buffers()[b], it->second.data(), it->second.size() * sizeof(double));
+      }
+    return true;
+  }
+
+  void saveGlobals(const codegen::Plan &p, const codegen::Inference &state) {
+    for (int32_t b : p.globalState) {
+      const double *v = static_cast<const double *>(state.buffers()[b]);
+      state_.globals[p.buffers[size_t(b)].name].assign(v, v + p.buffers[size_t(b)].size);
+    }
+  }
+
+  /// Same model, stream and step sizes: what a resumed run must share.
+  std::string fingerprint() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    ir::print(*r_.module, os);
+    os << "\nbatch " << o_.batch << " tau0 " << ir::formatDouble(o_.tau0) << " kappa " << ir::formatDouble(o_.kappa)
+       << " data " << dataSize_ << " batches " << stream_->batches.size() << " elements " << stream_->elements
+       << " seed " << r_.seed << " processes " << (comm_ ? comm_->size() : 1) << " engine " << r_.engine
+       << " threads " << r_.threads;
+    return std::to_string(std::hash<std::string>{}(os.str()));
+  }
+  std::string statePath(const std::string &dir, int64_t step) const {
+    return (fs::path(dir) / ("svi-state-" + std::to_string(step) + "-" + std::to_string(comm_ ? comm_->rank() : 0) +
+                             ".bin"))
+        .string();
+  }
+
+  bool saveCheckpoint() {
+    std::string error;
+    std::error_code ec;
+    fs::create_directories(r_.checkpoint, ec);
+    nlohmann::json head;
+    head["step"] = state_.step;
+    head["fingerprint"] = fingerprint();
+    head["offsets"] = state_.offsets;
+    const rt::RunSummary &sm = state_.summary;
+    head["elbo"] = sm.elbo;
+    head["time"] = sm.time;
+    head["rho"] = sm.stochastic->rho;
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto &p : sm.stochastic->heldout)
+      points.push_back({p.step, p.seconds, p.perObservation});
+    head["heldout"] = points;
+    std::string blob;
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto *group : {&state_.globals, &step_.effective})
+      for (const auto &[name, values] : *group) {
+        entries.push_back({group == &state_.globals ? "global" : "effective", name, values.size()});
+        blob.append(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(double));
+      }
+    head["buffers"] = entries;
+    std::string text = head.dump();
+    std::string bytes = std::to_string(text.size()) + "\n" + text + blob;
+    bool ok = rt::writeFileAtomically(statePath(r_.checkpoint, state_.step), bytes, error);
+    if (!ok)
+      localError("--checkpoint: " + error);
+    if (!everyoneOk(ok))
+      return false;
+    if (root()) {
+      nlohmann::json manifest;
+      manifest["step"] = state_.step;
+      manifest["processes"] = comm_ ? comm_->size() : 1;
+      manifest["fingerprint"] = fingerprint();
+      ok = rt::writeFileAtomically((fs::path(r_.checkpoint) / "svi-checkpoint.json").string(), manifest.dump(1) + "\n",
+                                   error);
+      if (!ok)
+        localError("--checkpoint: " + error);
+    }
+    if (!everyoneOk(ok))
+      return false;
+    // The older states of this process are superseded.
+    const std::string mine = "-" + std::to_string(comm_ ? comm_->rank() : 0) + ".bin";
+    const std::string current = fs::path(statePath(r_.checkpoint, state_.step)).filename().string();
+    for (const auto &entry : fs::directory_iterator(r_.checkpoint, ec)) {
+      std::string name = entry.path().filename().string();
+      if (name.rfind("svi-state-", 0) == 0 && name.size() > mine.size() &&
+          name.compare(name.size() - mine.size(), mine.size(), mine) == 0 && name != current)
+        fs::remove(entry.path(), ec);
+    }
+    return true;
+  }
+
+  bool restoreCheckpoint() {
+    if (r_.resume.empty())
+      return true;
+    bool ok = true;
+    std::string error;
+    const fs::path manifestPath = fs::path(r_.resume) / "svi-checkpoint.json";
+    std::ifstream manifestFile(manifestPath);
+    if (!manifestFile) {
+      if (root() && !r_.quiet)
+        llvm::errs() << "no checkpoint in " << r_.resume << " yet: starting from the beginning\n";
+      return true;
+    }
+    try {
+      nlohmann::json manifest = nlohmann::json::parse(manifestFile);
+      if (manifest.at("fingerprint").get<std::string>() != fingerprint())
+        throw std::runtime_error("it was written by a run of another model, data, --batch, --tau0, --kappa, seed, "
+                                 "engine, thread or process count");
+      const int64_t step = manifest.at("step").get<int64_t>();
+      std::ifstream in(statePath(r_.resume, step), std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      size_t nl = bytes.find('\n');
+      if (!in.good() && !in.eof())
+        throw std::runtime_error("cannot read " + statePath(r_.resume, step));
+      if (nl == std::string::npos)
+        throw std::runtime_error(statePath(r_.resume, step) + " is damaged");
+      const size_t headSize = std::stoull(bytes.substr(0, nl));
+      nlohmann::json head = nlohmann::json::parse(bytes.substr(nl + 1, headSize));
+      size_t at = nl + 1 + headSize;
+      state_.step = head.at("step").get<int64_t>();
+      state_.offsets = head.at("offsets").get<std::map<std::string, int64_t>>();
+      rt::RunSummary &sm = state_.summary;
+      sm.elbo = head.at("elbo").get<std::vector<double>>();
+      sm.time = head.at("time").get<std::vector<double>>();
+      sm.iterations = state_.step;
+      sm.stochastic->rho = head.at("rho").get<std::vector<double>>();
+      sm.stochastic->steps = state_.step;
+      sm.stochastic->epochs = double(state_.step) / double(perEpoch_);
+      for (const auto &p : head.at("heldout"))
+        sm.stochastic->heldout.push_back({p.at(0).get<int64_t>(), p.at(1).get<double>(), p.at(2).get<double>()});
+      for (const auto &e : head.at("buffers")) {
+        const size_t count = e.at(2).get<size_t>();
+        if (at + count * sizeof(double) > bytes.size())
+          throw std::runtime_error(statePath(r_.resume, step) + " is truncated");
+        std::vector<double> values(count);
+        std::memcpy(values.data(), bytes.data() + at, count * sizeof(double));
+        at += count * sizeof(double);
+        (e.at(0).get<std::string>() == "global" ? state_.globals
+                                                : step_.effective)[e.at(1).get<std::string>()] = std::move(values);
+      }
+      if (state_.step > totalSteps_)
+        throw std::runtime_error("it is at step " + std::to_string(state_.step) + ", past this run's " +
+                                 std::to_string(totalSteps_) + " (--epochs)");
+    } catch (const std::exception &e) {
+      error = std::string("--resume ") + r_.resume + ": " + e.what();
+      ok = false;
+    }
+    if (!ok)
+      localError(error);
+    if (!everyoneOk(ok))
+      return false;
+    if (root() && !r_.quiet)
+      llvm::errs() << "resuming after step " << state_.step << " from " << r_.resume << "\n";
+    return true;
+  }
+
+  /// The globals' posteriors, the held-out score, summary.json.
+  int report(const codegen::Plan &p, codegen::Inference &state) {
+    rt::RunSummary &summary = state_.summary;
+    std::vector<rt::PosteriorTable> all = state.posteriors(), tables;
+    size_t t = 0;
+    for (const codegen::Posterior &post : p.posteriors) {
+      if (post.scratch)
+        continue;
+      if (!post.partitioned)
+        tables.push_back(std::move(all[t]));
+      ++t;
+    }
+    if (r_.heldout) {
+      rt::RunSummary::Heldout h;
+      if (!r_.heldout(state, h))
+        return 1;
+      summary.heldout = h;
+      summary.stochastic->heldout.push_back({state_.step, summary.inferenceSeconds, h.perObservation});
+    }
+    if (!root())
+      return 0;
+    std::vector<std::string> vocab;
+    if (!r_.vocab.empty()) {
+      std::string error;
+      vocab = readVocabulary(r_.vocab, error);
+      if (!error.empty())
+        return fail(error);
+    }
+    summary.options = r_.options;
+    summary.options["svi"] = "true";
+    summary.options["batch"] = std::to_string(o_.batch);
+    summary.options["tau0"] = ir::formatDouble(o_.tau0);
+    summary.options["kappa"] = ir::formatDouble(o_.kappa);
+    summary.options["epochs"] = std::to_string(o_.epochs);
+    summary.options["seed"] = std::to_string(r_.seed);
+    summary.options["threads"] = std::to_string(r_.threads);
+    summary.options["engine"] = r_.engine;
+    summary.options["vector_isa"] = std::string(rt::describe(rt::vectorIsa()));
+    if (comm_)
+      summary.options["processes"] = std::to_string(comm_->size());
+    summary.compileSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - r_.started).count() -
+        summary.inferenceSeconds - summary.dataSeconds;
+    if (!r_.quiet)
+      llvm::errs() << "finished " << state_.step << (state_.step == 1 ? " step" : " steps") << " ("
+                   << llvm::format("%.3f", summary.stochastic->epochs) << " epochs): last ELBO estimate "
+                   << llvm::format("%.10g", summary.elbo.empty() ? 0.0 : summary.elbo.back()) << " ("
+                   << llvm::format("%.3f", summary.inferenceSeconds) << " s)\n";
+    printSummary(tables, vocab, llvm::outs());
+    if (summary.heldout) {
+      const rt::RunSummary::Heldout &h = *summary.heldout;
+      llvm::outs() << "held-out " << h.file << ": ELBO " << llvm::format("%.10g", h.elbo) << " over "
+                   << llvm::format("%.10g", h.observations) << " observations: "
+                   << llvm::format("%.6f", h.perObservation) << " nats per observation, perplexity "
+                   << llvm::format("%.4f", std::exp(-h.perObservation)) << "\n";
+    }
+    std::string error;
+    if (!r_.out.empty() && !rt::writeOutputs(r_.out, summary, tables, error))
+      return fail(error);
+    return 0;
+  }
+
+  const StochasticRun &r_;
+  const StochasticOptions &o_;
+  codegen::Communicator *comm_;
+  std::unique_ptr<ir::Module> pristine_;
+  std::optional<ir::Evaluation> pristineEval_;
+  std::map<std::string, const ir::Value *> scheduled_;
+  const ir::Value *plate_ = nullptr; ///< of the compiled model
+  rt::BindingOptions binding_;
+  std::optional<rt::BatchPlan> stream_;
+  codegen::PlanOptions planOptions_;
+  std::unique_ptr<codegen::JitSession> session_;
+  std::list<Compiled> cache_;
+  StochasticStep step_;
+  StreamState state_;
+  int64_t dataSize_ = 0, perEpoch_ = 0, totalSteps_ = 0, lastBatchElements_ = 0;
+};
+
+} // namespace
+
+int runStochastic(const StochasticRun &run, const StochasticOptions &options) {
+  return StochasticRunner(run, options).run();
+}
+
+} // namespace ppc
