@@ -22,6 +22,7 @@
 //   global/local analysis.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/GlobalLocal.h"
 #include "passes/Passes.h"
 
 #include "ir/IR.h"
@@ -65,6 +66,7 @@ public:
     // and what the first iteration reads before computing it: redo both.
     computeFinalSchedule(m, *g);
     reinitialize(m, *g, ctx);
+    initializeMessagesToGlobals(m);
     if (m.initSchedule) {
       // Initialization runs once: its messages are kept for the iterations.
       ir::walk(*m.initSchedule, [](Op &op) {

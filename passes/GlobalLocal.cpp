@@ -33,6 +33,7 @@
 #include <functional>
 #include <llvm/Support/raw_ostream.h>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace ppc::passes {
@@ -131,6 +132,49 @@ std::unique_ptr<GlobalLocalInfo> GlobalLocalAnalysis::run(ir::Module &m, Diagnos
   return info;
 }
 
+void initializeMessagesToGlobals(ir::Module &m) {
+  if (!m.initSchedule || !m.iterationSchedule)
+    return;
+  const ir::Op *local = nullptr;
+  for (const auto &op : m.iterationSchedule->ops)
+    if (op->kind == ir::OpKind::Local)
+      local = op.get();
+  if (!local)
+    return;
+  std::set<const ir::Value *> initialized;
+  ir::walk(*m.initSchedule, [&](const ir::Op &op) {
+    if (op.kind == ir::OpKind::Update)
+      initialized.insert(op.operands[0].value);
+  });
+  // The marginals the element updates; a message to any other is to a global.
+  std::set<const ir::Value *> elementMarginals;
+  for (const auto &region : local->regions)
+    ir::walk(*region, [&](const ir::Op &op) {
+      if (op.kind == ir::OpKind::Update && op.operands[0].value->def->kind == ir::OpKind::Marginal)
+        elementMarginals.insert(op.operands[0].value);
+    });
+  bool missing = false;
+  ir::walk(*local->regions[1], [&](const ir::Op &op) {
+    if (op.kind != ir::OpKind::Update || initialized.count(op.operands[0].value))
+      return;
+    const ir::Op &stmt = *op.operands[0].value->def;
+    missing = missing || (stmt.kind == ir::OpKind::Msg && stmt.target && !elementMarginals.count(stmt.target->value));
+  });
+  if (!missing)
+    return;
+  for (const auto &region : local->regions)
+    ir::walk(*region, [&](const ir::Op &op) {
+      if (op.kind != ir::OpKind::Update)
+        return;
+      auto copy = std::make_unique<ir::Op>();
+      copy->kind = ir::OpKind::Update;
+      copy->loc = op.loc;
+      copy->operands = op.operands;
+      copy->parentRegion = m.initSchedule.get();
+      m.initSchedule->ops.push_back(std::move(copy));
+    });
+}
+
 namespace {
 
 const ir::Value *statementVariable(const ir::Op &stmt) {
@@ -158,7 +202,8 @@ public:
     using LS = PassContext::LocalSchedule;
     if (ctx.localSchedule == LS::Plain && ctx.localIterations <= 1 && !ctx.localRestart)
       return true; // the plain schedule
-    bool requested = ctx.localSchedule == LS::Nested || ctx.localIterations > 1 || ctx.localRestart;
+    bool requested = ctx.localSchedule == LS::Nested || ctx.localSchedule == LS::NestedWhereLocal ||
+                     ctx.localIterations > 1 || ctx.localRestart;
     if (ctx.localSchedule == LS::Auto)
       requested = false;
     if (!m.iterationSchedule) {
@@ -169,7 +214,7 @@ public:
     if (!info)
       return false;
     if (!info->plate) {
-      if (requested)
+      if (requested && ctx.localSchedule != LS::NestedWhereLocal)
         ctx.diags.warning(m.loc, "--local-iters/--local-restart ignored: the model has no local variables" +
                                      (info->whyNot.empty() ? std::string() : " (" + info->whyNot + ")"));
       return true;
@@ -186,11 +231,19 @@ public:
     bool cycle = groups > 1;
     if (!cycle && !requested)
       return true; // locals computed from the globals alone: one sweep is exact, the plain schedule is nested
+    // A deterministic value over the plate (Bayesian PCA's W(d).dot(z(i)))
+    // is a function of the element's locals: its forward and backward
+    // marginals are updated in the sweep with theirs.
+    auto localValue = [&](const ir::Value *var) {
+      return info->locals.count(var) ||
+             (var->def && isDeterministicFamily(var->def->family) && !var->dims.empty() &&
+              var->dims[0] == info->plate);
+    };
     std::vector<std::unique_ptr<ir::Op>> sweep, once, rest;
     for (auto &u : ops) {
       const ir::Op &stmt = *u->operands[0].value->def;
       const ir::Value *var = statementVariable(stmt);
-      if (var && info->locals.count(var))
+      if (var && localValue(var))
         sweep.push_back(std::move(u));
       else if (loopsOver(stmt, info->plate))
         once.push_back(std::move(u)); // a local element's message to a global
@@ -204,16 +257,35 @@ public:
     for (size_t i = 0; i + 1 < sweep.size(); ++i)
       if (sweep[i]->operands[0].value->def->kind == ir::OpKind::Marginal)
         groupStart.push_back(i + 1);
-    size_t rotation = 0;
+    // Best a group that reads nothing else the sweep updates (Bayesian
+    // PCA's message from an observation, before the locals it reaches):
+    // then no statement of the sweep reads a value of the last one.
+    std::set<const ir::Value *> updated;
+    for (const auto &u : sweep)
+      if (u->operands[0].value->def->kind == ir::OpKind::Marginal)
+        updated.insert(u->operands[0].value->def->result());
+    std::optional<size_t> rotation, fallback;
     for (size_t g = 0; g < groupStart.size() && !rotation; ++g) {
       size_t end = g + 1 < groupStart.size() ? groupStart[g + 1] : sweep.size();
-      for (size_t i = groupStart[g]; i < end; ++i)
-        if (readsGlobal(*sweep[i]->operands[0].value->def, *info)) {
-          rotation = groupStart[g];
-          break;
-        }
+      bool global = false, readsOthers = false;
+      for (size_t i = groupStart[g]; i < end; ++i) {
+        const ir::Op &stmt = *sweep[i]->operands[0].value->def;
+        global = global || readsGlobal(stmt, *info);
+        readsOthers = readsOthers || ir::anyMessageInput(stmt, [&](const ir::Operand &o) {
+                        if (!o.isValue() || !updated.count(o.value))
+                          return false;
+                        for (size_t j = groupStart[g]; j < end; ++j)
+                          if (sweep[j]->operands[0].value->def->result() == o.value)
+                            return false;
+                        return true;
+                      });
+      }
+      if (global && !readsOthers)
+        rotation = groupStart[g];
+      else if (global && !fallback)
+        fallback = groupStart[g];
     }
-    std::rotate(sweep.begin(), sweep.begin() + long(rotation), sweep.end());
+    std::rotate(sweep.begin(), sweep.begin() + long(rotation.value_or(fallback.value_or(0))), sweep.end());
     if (cycle)
       refreshStaleLocals(sweep, once);
     ops.clear();

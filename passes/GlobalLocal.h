@@ -27,5 +27,14 @@ struct GlobalLocalAnalysis {
   static std::unique_ptr<GlobalLocalInfo> run(ir::Module &m, DiagnosticEngine &diags);
 };
 
+/// A nested schedule updates the globals first, from the messages the
+/// elements sent before. When the initialization (scheduled for the
+/// iteration's reads) leaves some of those messages uncomputed, it ends
+/// with one pass of the element's statements, so that the globals start
+/// from the initialized locals (Bayesian PCA: from z computed with the
+/// random W, not from the prior alone). The fusion pass calls it after
+/// rescheduling the initialization.
+void initializeMessagesToGlobals(ir::Module &m);
+
 } // namespace passes
 } // namespace ppc

@@ -77,7 +77,8 @@ struct PassContext {
   /// change is below localTolerance) before the globals update; Auto picks
   /// Nested when the locals form a cycle (LDA's theta and z), where it
   /// reaches a better optimum sooner, and Plain otherwise.
-  enum class LocalSchedule { Plain, Auto, Nested } localSchedule = LocalSchedule::Plain;
+  /// NestedWhereLocal: nested, and no word when there are no locals (--svi).
+  enum class LocalSchedule { Plain, Auto, Nested, NestedWhereLocal } localSchedule = LocalSchedule::Plain;
   int64_t localIterations = 1;
   double localTolerance = 0;
   bool localRestart = false;

@@ -202,7 +202,8 @@ void printTop(const rt::PosteriorTable &t, const std::vector<std::string> &vocab
 
 void ScheduleOptions::apply(passes::PassContext &ctx) const {
   ctx.randomInitConditions = true;
-  ctx.localSchedule = schedule == "auto"     ? passes::PassContext::LocalSchedule::Auto
+  ctx.localSchedule = schedule == "auto" && stochastic ? passes::PassContext::LocalSchedule::NestedWhereLocal
+                      : schedule == "auto"               ? passes::PassContext::LocalSchedule::Auto
                       : schedule == "nested" ? passes::PassContext::LocalSchedule::Nested
                                              : passes::PassContext::LocalSchedule::Plain;
   ctx.localIterations = schedule == "plain" ? 1 : localIterations;

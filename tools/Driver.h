@@ -41,6 +41,9 @@ struct ScheduleOptions {
   int64_t localIterations = 10;
   double localTolerance = 1e-3;
   bool localRestart = true;
+  /// A stochastic run (--svi): `auto` is nested wherever there are locals,
+  /// so that a batch's locals are updated before the globals read them.
+  bool stochastic = false;
   /// Sets the pass context's schedule (and random initial gate conditions).
   void apply(passes::PassContext &ctx) const;
 };

@@ -583,6 +583,10 @@ static int ppcMain(int argc, char **argv) {
       return usageError("--heldout-every scores the --heldout files, and none is given");
     if (!app.count("--batch"))
       sviOptions.batch = 1000;
+    if (schedule.schedule == "plain")
+      return usageError("--svi updates each batch's local variables before the globals read them (the nested "
+                        "schedule); --schedule plain would update the globals from locals of another batch");
+    schedule.stochastic = true;
   }
   pipelineGiven = app.count("--passes") > 0;
   pmOptions.printAfter.insert(printAfter.begin(), printAfter.end());

@@ -11,17 +11,13 @@ namespace ppc::codegen {
 std::string StochasticStep::unsupported(const Plan &plan) {
   const std::set<int32_t> global(plan.globalState.begin(), plan.globalState.end());
   for (const auto &block : plan.blocks) {
-    std::set<int32_t> summed;
     for (const Stmt &s : block) {
       if (s.kind != Stmt::Kind::Loop || !s.distributed)
         continue;
-      for (int32_t b : s.reductions) {
-        const std::string &name = plan.buffers[size_t(b)].name;
+      for (int32_t b : s.reductions)
         if (!global.count(b))
-          return "the loop over the data plate sums '" + name + "', which is not a message to a global variable";
-        if (!summed.insert(b).second)
-          return "two loops over the data plate sum '" + name + "' in one block";
-      }
+          return "the loop over the data plate sums '" + plan.buffers[size_t(b)].name +
+                 "', which is not a message to a global variable";
     }
   }
   return {};
@@ -38,22 +34,24 @@ double StochasticStep::after(const Stmt &loop, void *const *buffers, double elbo
   for (int32_t b : loop.reductions) {
     double *acc = static_cast<double *>(buffers[b]);
     const std::vector<double> &was = before_[b];
-    std::vector<double> &e = effective[plan_->buffers[size_t(b)].name];
+    const std::string &name = plan_->buffers[size_t(b)].name;
+    std::vector<double> &e = effective[name];
     const size_t n = was.size();
     e.resize(n, 0.0);
-    Mode m = mode == Mode::Blend && blended_.count(b) ? Mode::Keep : mode;
+    // A schedule may update a global twice in an iteration (a mean, its
+    // precision, the mean again): the later sum replaces the earlier one
+    // in the step, which starts from the accumulator as the step found it.
+    const std::vector<double> &start = mode == Mode::Blend ? stepStart_.try_emplace(name, e).first->second : e;
     for (size_t i = 0; i < n; ++i) {
       const double sum = acc[i] - was[i]; // the batch's sum (exact when the loop began from 0)
-      switch (m) {
+      switch (mode) {
       case Mode::Start: e[i] = scale * sum; break;
-      case Mode::Blend: e[i] = (1 - rho) * e[i] + rho * (scale * sum); break;
+      case Mode::Blend: e[i] = (1 - rho) * start[i] + rho * (scale * sum); break;
       case Mode::Discard:
       case Mode::Keep: break;
       }
       acc[i] = was[i] + e[i];
     }
-    if (m == Mode::Blend)
-      blended_.insert(b);
   }
   return scale * elbo;
 }

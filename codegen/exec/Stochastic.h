@@ -33,20 +33,20 @@ public:
   enum class Mode : uint8_t {
     Start,   ///< the first batch's init block: E = (D / n) S (the start of the globals)
     Discard, ///< a later batch's init block: E unchanged (the globals are restored after it)
-    Blend,   ///< a step: E = (1 - rho) E + rho (D / n) S, once per accumulator and step
+    Blend,   ///< a step: E = (1 - rho) E + rho (D / n) S, from E as the step found it
     Keep,    ///< after the step (final, ELBO blocks): E unchanged, S dropped
   };
   /// The plan whose state the next loops run over (a batch of another
   /// shape runs another plan; the accumulators go by name).
   void setPlan(const Plan &plan) { plan_ = &plan; }
   /// Checks that the plan's distributed loops sum into accumulators of the
-  /// globals only, each in one loop per block; an error names the buffer.
+  /// globals only; an error names the buffer.
   static std::string unsupported(const Plan &plan);
 
   Mode mode = Mode::Start;
   double rho = 1, scale = 1; ///< the step size and D / n
-  /// Starts a step: each accumulator is blended at most once in it.
-  void beginStep() { blended_.clear(); }
+  /// Starts a step.
+  void beginStep() { stepStart_.clear(); }
 
   /// Around a distributed loop over the buffers of a state.
   void before(const Stmt &loop, void *const *buffers);
@@ -58,7 +58,7 @@ public:
 private:
   const Plan *plan_ = nullptr;
   std::map<int32_t, std::vector<double>> before_;
-  std::set<int32_t> blended_;
+  std::map<std::string, std::vector<double>> stepStart_; ///< E when the step began, by accumulator
 };
 
 /// Robbins-Monro step sizes: rho_t = (tau0 + t)^-kappa, t = 1, 2, ...
