@@ -162,16 +162,39 @@ void initializeMessagesToGlobals(ir::Module &m) {
   });
   if (!missing)
     return;
+  auto append = [&](const ir::Op &op) {
+    auto copy = std::make_unique<ir::Op>();
+    copy->kind = ir::OpKind::Update;
+    copy->loc = op.loc;
+    copy->operands = op.operands;
+    copy->parentRegion = m.initSchedule.get();
+    m.initSchedule->ops.push_back(std::move(copy));
+  };
+  // The globals those statements read start from their priors where the
+  // initialization left them unset (not where it draws them at random:
+  // Bayesian PCA's W breaks the symmetry).
+  std::set<const ir::Value *> read;
   for (const auto &region : local->regions)
     ir::walk(*region, [&](const ir::Op &op) {
-      if (op.kind != ir::OpKind::Update)
-        return;
-      auto copy = std::make_unique<ir::Op>();
-      copy->kind = ir::OpKind::Update;
-      copy->loc = op.loc;
-      copy->operands = op.operands;
-      copy->parentRegion = m.initSchedule.get();
-      m.initSchedule->ops.push_back(std::move(copy));
+      if (op.kind == ir::OpKind::Update)
+        ir::anyMessageInput(*op.operands[0].value->def, [&](const ir::Operand &o) {
+          if (o.isValue() && o.value->def && o.value->def->kind == ir::OpKind::Marginal &&
+              !elementMarginals.count(o.value))
+            read.insert(o.value);
+          return false;
+        });
+    });
+  for (const auto &op : m.iterationSchedule->ops)
+    if (op->kind == ir::OpKind::Update && read.count(op->operands[0].value) &&
+        !initialized.count(op->operands[0].value) &&
+        !ir::breaksProductSymmetry(op->operands[0].value->def->operands[0].value)) {
+      append(*op);
+      initialized.insert(op->operands[0].value);
+    }
+  for (const auto &region : local->regions)
+    ir::walk(*region, [&](const ir::Op &op) {
+      if (op.kind == ir::OpKind::Update)
+        append(op);
     });
 }
 
@@ -213,7 +236,8 @@ public:
     GlobalLocalInfo *info = ctx.analyses.get<GlobalLocalAnalysis>(m, ctx.diags);
     if (!info)
       return false;
-    if (!info->plate) {
+    const ir::Value *plate = info->plate;
+    if (!plate) {
       if (requested && ctx.localSchedule != LS::NestedWhereLocal)
         ctx.diags.warning(m.loc, "--local-iters/--local-restart ignored: the model has no local variables" +
                                      (info->whyNot.empty() ? std::string() : " (" + info->whyNot + ")"));
@@ -237,7 +261,7 @@ public:
     auto localValue = [&](const ir::Value *var) {
       return info->locals.count(var) ||
              (var->def && isDeterministicFamily(var->def->family) && !var->dims.empty() &&
-              var->dims[0] == info->plate);
+              var->dims[0] == plate);
     };
     std::vector<std::unique_ptr<ir::Op>> sweep, once, rest;
     for (auto &u : ops) {
@@ -245,7 +269,7 @@ public:
       const ir::Value *var = statementVariable(stmt);
       if (var && localValue(var))
         sweep.push_back(std::move(u));
-      else if (loopsOver(stmt, info->plate))
+      else if (loopsOver(stmt, plate))
         once.push_back(std::move(u)); // a local element's message to a global
       else
         rest.push_back(std::move(u));
@@ -295,7 +319,7 @@ public:
     local->iterations = cycle ? std::max<int64_t>(1, ctx.localIterations) : 1;
     local->tolerance = cycle ? ctx.localTolerance : 0;
     local->restart = ctx.localRestart;
-    local->operands.push_back(ir::Operand::ofValue(const_cast<ir::Value *>(info->plate)));
+    local->operands.push_back(ir::Operand::ofValue(const_cast<ir::Value *>(plate)));
     local->parentRegion = m.iterationSchedule.get();
     for (auto *list : {&sweep, &once}) {
       local->regions.push_back(std::make_unique<ir::Region>());

@@ -2,8 +2,9 @@
 kills it with SIGKILL. Two modes:
 
   run_and_kill.py checkpoint DIR N -- COMMAND...
-      waits until DIR/checkpoint.json names iteration N or later, then kills
-      the whole run (every process: a power cut); prints the iteration.
+      waits until DIR/checkpoint.json names iteration N or later (or
+      DIR/svi-checkpoint.json step N, a stochastic run's), then kills the
+      whole run (every process: a power cut); prints the iteration.
   run_and_kill.py rank R -- COMMAND...
       waits for the run's first progress line, then kills MPI process R
       alone; prints how long the job took to end, its exit status and
@@ -30,15 +31,16 @@ def main():
         job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     deadline = time.time() + 60
     if mode == "checkpoint":
-        manifest = os.path.join(arg, "checkpoint.json")
-        while time.time() < deadline and job.poll() is None:
-            try:
-                with open(manifest) as f:
-                    it = json.load(f)["iteration"]
-                if it >= target:
-                    break
-            except (OSError, ValueError, KeyError):
-                pass
+        manifests = [(os.path.join(arg, "checkpoint.json"), "iteration"),
+                     (os.path.join(arg, "svi-checkpoint.json"), "step")]
+        it = -1
+        while time.time() < deadline and job.poll() is None and it < target:
+            for manifest, key in manifests:
+                try:
+                    with open(manifest) as f:
+                        it = max(it, json.load(f)[key])
+                except (OSError, ValueError, KeyError):
+                    pass
             time.sleep(0.01)
         if job.poll() is not None:
             print(f"the run ended (status {job.returncode}) before checkpoint {target}")
