@@ -60,7 +60,8 @@ struct BindingOptions {
 
 /// The plate a data-parallel run splits: the model's one data-sized plate
 /// at the top level. Null with `error` set when there is none or several.
-const ir::Value *partitionPlate(const ir::Module &m, std::string &error);
+/// With `stochastic`, the errors speak of --svi's batches.
+const ir::Value *partitionPlate(const ir::Module &m, std::string &error, bool stochastic = false);
 
 /// A plate's sizes once data is bound. For a plate inside other plates (a
 /// ragged or nested plate), one size per element of its parents, flattened;

@@ -13,7 +13,9 @@
 
 namespace ppc::rt {
 
-const ir::Value *partitionPlate(const ir::Module &m, std::string &error) {
+const ir::Value *partitionPlate(const ir::Module &m, std::string &error, bool stochastic) {
+  const std::string run = stochastic ? "a stochastic run (--svi)" : "a data-parallel run";
+  const std::string cuts = stochastic ? " reads in batches" : " splits";
   std::vector<const ir::Value *> top;
   for (const auto &op : m.body.ops)
     if (op->kind == ir::OpKind::Plate && op->plateKind == ir::Op::PlateKind::Data && op->result()->dims.empty())
@@ -27,16 +29,16 @@ const ir::Value *partitionPlate(const ir::Module &m, std::string &error) {
     });
     if (!chainPlate)
       return top.front();
-    error = "a data-parallel run would split the Markov chain over %" + top.front()->name +
-            " between processes; give each process whole sequences (?.map(_ => ?.chain(...)(...)), a chain per "
-            "element of the outer plate), or run one process";
+    error = run + " would cut the Markov chain over %" + top.front()->name + (stochastic ? " into batches" : " between processes") +
+            "; give each " + (stochastic ? "batch" : "process") + " whole sequences (?.map(_ => ?.chain(...)(...)), a chain per "
+            "element of the outer plate)" + (stochastic ? "" : ", or run one process");
     return nullptr;
   }
   if (top.empty())
-    error = "a data-parallel run splits the model's data-sized plate (?.map) at the top level, and this model has none";
+    error = run + cuts + " the model's data-sized plate (?.map) at the top level, and this model has none";
   else
-    error = "a data-parallel run splits one data-sized plate at the top level, and this model has " +
-            std::to_string(top.size()) + " (%" + top[0]->name + ", %" + top[1]->name + ")";
+    error = run + cuts + " one data-sized plate at the top level, and this model has " + std::to_string(top.size()) +
+            " (%" + top[0]->name + ", %" + top[1]->name + ")";
   return nullptr;
 }
 

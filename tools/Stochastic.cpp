@@ -219,9 +219,9 @@ private:
     std::string error;
     if (!compileForBinding())
       return false;
-    plate_ = rt::partitionPlate(*pristine_, error);
+    plate_ = rt::partitionPlate(*pristine_, error, /*stochastic=*/true);
     if (!plate_)
-      return fail("--svi reads the model's outermost data plate in batches: " + error), false;
+      return fail(error), false;
     binding_ = r_.binding;
     binding_.partition = rt::Partition{plate_, comm_ ? comm_->rank() : 0, comm_ ? comm_->size() : 1, std::nullopt};
     const auto scanStart = std::chrono::steady_clock::now();
@@ -315,18 +315,25 @@ private:
       compiled->plan->buffers = std::move(plan->buffers);
       compiled->plan->posteriors = std::move(plan->posteriors);
       compiled->plan->predicted = std::move(plan->predicted);
-    } else {
-      std::string error = StochasticStep::unsupported(*plan);
-      if (!error.empty())
-        return fail("--svi cannot run this schedule: " + error), false;
-      if (std::string problem = codegen::planMemoryProblem(*plan); !problem.empty())
-        return fail(problem), false;
-      std::unique_ptr<codegen::Engine> engine =
-          session_ ? codegen::createJitEngine(*plan, *session_, nullptr, error) : codegen::createInterpreter(*plan);
-      if (!engine)
-        localError(error);
-      if (!everyoneOk(engine != nullptr))
-        return false;
+    }
+    // (Processes whose batches differ in shape compile at different steps:
+    // every process takes part in the agreement below, compiling or not.)
+    std::string error = compiled ? std::string() : StochasticStep::unsupported(*plan);
+    if (!error.empty())
+      error = "--svi cannot run this schedule: " + error;
+    else if (!compiled)
+      error = codegen::planMemoryProblem(*plan);
+    std::unique_ptr<codegen::Engine> engine;
+    if (!compiled && error.empty()) {
+      engine = session_ ? codegen::createJitEngine(*plan, *session_, nullptr, error) : codegen::createInterpreter(*plan);
+      if (!engine && error.empty())
+        error = "internal error: no engine";
+    }
+    if (!error.empty())
+      localError(error);
+    if (!everyoneOk(error.empty()))
+      return false;
+    if (!compiled) {
       engine->setThreads(r_.threads);
       engine->parallel.comm = comm_;
       engine->parallel.stochastic = &step_;
@@ -337,14 +344,21 @@ private:
     }
     codegen::Plan &p = *compiled->plan;
     if (p.elementOffsets >= 0) {
-      // Unique keys: this epoch's elements before the batch, and the process.
-      const int64_t processBase = comm_ ? int64_t(comm_->rank()) << 40 : 0;
+      // The random start of an element is keyed by its place in the epoch's
+      // stream: the elements of the steps before, then of the processes
+      // before in this step (one batch per process: as a data-parallel
+      // batch run keys them).
       std::vector<int64_t> offsets(p.posteriors.size(), 0);
       for (size_t pi = 0; pi < p.posteriors.size(); ++pi)
         if (p.posteriors[pi].partitioned) {
           int64_t &before = state_.offsets[p.posteriors[pi].variable->name];
-          offsets[pi] = processBase + before;
-          before += p.posteriors[pi].flatElements;
+          std::vector<double> counts = everyones(double(p.posteriors[pi].flatElements));
+          const size_t rank = comm_ ? size_t(comm_->rank()) : 0;
+          offsets[pi] = before;
+          for (size_t q = 0; q < counts.size(); ++q) {
+            offsets[pi] += q < rank ? int64_t(counts[q]) : 0;
+            before += int64_t(counts[q]);
+          }
         }
       p.buffers[size_t(p.elementOffsets)].ints = std::move(offsets);
     }
@@ -379,7 +393,7 @@ private:
     llvm::raw_string_ostream os(s);
     ir::print(*r_.module, os);
     os << "\nbatch " << o_.batch << " tau0 " << ir::formatDouble(o_.tau0) << " kappa " << ir::formatDouble(o_.kappa)
-       << " data " << dataSize_ << " batches " << stream_->batches.size() << " elements " << stream_->elements
+       << " data " << dataSize_ << " steps per epoch " << perEpoch_
        << " seed " << r_.seed << " processes " << (comm_ ? comm_->size() : 1) << " engine " << r_.engine
        << " threads " << r_.threads;
     return std::to_string(std::hash<std::string>{}(os.str()));

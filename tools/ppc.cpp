@@ -544,7 +544,15 @@ static int ppcMain(int argc, char **argv) {
   app.add_option("--kappa", sviOptions.kappa,
                  "--svi: the decay kappa of the step sizes, in [0, 1] (default 0.7; (0.5, 1] converges; 0 with "
                  "--tau0 0: every step 1)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(CLI::Validator(
+          [](std::string &text) -> std::string {
+            char *end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !(v >= 0 && v <= 1))
+              return "must be a number from 0 to 1; got '" + text + "'";
+            return {};
+          },
+          "0..1"));
   app.add_option("--epochs", sviOptions.epochs, "--svi: passes over the stream (default 1)")
       ->check(CLI::Range(int64_t(1), int64_t(1000000)));
   app.add_option("--data-size", sviOptions.dataSize,
