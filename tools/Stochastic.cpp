@@ -104,6 +104,7 @@ public:
     const bool tty = ::isatty(2) != 0 && !r_.quiet && root();
     std::unique_ptr<codegen::Inference> state;
     Compiled *compiled = nullptr;
+    double evaluationSeconds = 0;
     for (int64_t s = state_.step + 1; s <= totalSteps_; ++s) {
       if (!prepare(s, compiled, state))
         return 1;
@@ -114,7 +115,10 @@ public:
       step_.mode = StochasticStep::Mode::Keep;
       saveGlobals(*compiled->plan, *state);
       state_.step = s;
-      const double seconds = earlier + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      // The held-out scores are not the run's time (nor are they in a batch run's).
+      const double seconds = earlier +
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() -
+                             evaluationSeconds;
       summary.elbo.push_back(elbo);
       summary.time.push_back(seconds);
       summary.iterations = s;
@@ -140,8 +144,10 @@ public:
         rt::RunSummary::Heldout h;
         if (tty)
           std::fprintf(stderr, "\n");
+        const auto evaluation = std::chrono::steady_clock::now();
         if (!r_.heldout(*state, h))
           return 1;
+        evaluationSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluation).count();
         st.heldout.push_back({s, seconds, h.perObservation});
         if (!r_.quiet && root())
           std::fprintf(stderr, "held-out after step %lld: %.6f nats per observation, perplexity %.4f\n", (long long)s,
@@ -370,6 +376,9 @@ private:
     step_.scale = double(dataSize_) / n;
     step_.mode = s == 1 ? StochasticStep::Mode::Start : StochasticStep::Mode::Discard;
     state = std::make_unique<codegen::Inference>(p);
+    // The first batch's random locals start the globals; a later batch's
+    // locals restart from their priors in the iteration (never read the draws).
+    state->drawRandomLocals = s == 1 || p.localRestart < 0;
     state->initialize(*compiled->engine, r_.seed);
     if (s > 1)
       for (int32_t b : p.globalState) {

@@ -150,6 +150,9 @@ public:
   /// the init block. False with `error` set when a value does not fit.
   bool initialize(Engine &engine, uint64_t seed, const std::map<std::string, std::vector<double>> &start,
                   std::string &error);
+  /// Whether initialize draws the random starts of the locals (Plan::randomLocals).
+  bool drawRandomLocals = true;
+
   /// One iteration; returns the ELBO after it. `beforeElbo`, if set, is
   /// called between the iteration block and the ELBO block.
   double iterate(Engine &engine, const std::function<void()> &beforeElbo = {});

@@ -52,6 +52,8 @@ bool Inference::initialize(Engine &engine, uint64_t seed, const std::map<std::st
     ints_[size_t(plan_.seedBuffer)][0] = static_cast<int64_t>(seed);
   if (plan_.localRestart >= 0)
     doubles_[size_t(plan_.localRestart)][0] = 1.0;
+  if (plan_.randomLocals >= 0)
+    doubles_[size_t(plan_.randomLocals)][0] = drawRandomLocals ? 1.0 : 0.0;
   // The user's posteriors (--init, --given), before the init block, which
   // reads them and leaves them alone.
   for (const Posterior &post : plan_.posteriors) {

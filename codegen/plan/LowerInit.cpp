@@ -30,8 +30,29 @@ void PlanBuilder::emitRandomInit(std::vector<Stmt> &out) {
     loop.note = "random init " + post.variable->name;
     ExprId e = p_.loopVar(loop.var);
     loop.body.push_back(randomCall(int(pi), e, e));
-    out.push_back(std::move(loop));
+    out.push_back(guardRandomLocal(post, std::move(loop)));
   }
+}
+
+/// A local's random start, under the switch Plan::randomLocals.
+Stmt PlanBuilder::guardRandomLocal(const Posterior &post, Stmt draw) {
+  if (!post.partitioned)
+    return draw;
+  if (p_.randomLocals < 0)
+    p_.randomLocals = addBuffer("random.locals", false, 1);
+  Stmt guard;
+  guard.kind = Stmt::Kind::Loop;
+  guard.var = newVar();
+  guard.bound = p_.intConst(1);
+  guard.note = "random starts of the locals while random.locals is on";
+  Stmt off;
+  off.kind = Stmt::Kind::ExitBelow;
+  off.buffer = p_.randomLocals;
+  off.index = p_.intConst(0);
+  off.threshold = 0.5;
+  guard.body.push_back(std::move(off));
+  guard.body.push_back(std::move(draw));
+  return guard;
 }
 
 void PlanBuilder::emitUserPosteriorTables(std::vector<Stmt> &out) {
@@ -97,7 +118,7 @@ void PlanBuilder::emitScratchRandomInit(int32_t var, std::vector<Stmt> &out, Sou
     ExprId element = pl->ragged ? p_.add(p_.loadInt(pl->offsets, d), i) : p_.add(p_.mul(d, p_.intConst(pl->size)), i);
     loop.body.push_back(randomCall(int(pi), element, i));
     loop.note = "random init " + post.variable->name;
-    out.push_back(std::move(loop));
+    out.push_back(guardRandomLocal(post, std::move(loop)));
     computed_.insert(int(pi));
   }
 }

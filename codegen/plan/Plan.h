@@ -222,6 +222,11 @@ struct Plan {
   /// restarts each element's locals from their priors every iteration, 0
   /// continues from the last iteration's (strict coordinate ascent).
   int32_t localRestart = -1;
+  /// With a partitioned plate: a switch (one double, -1: none) of the random
+  /// starts of the locals: 1 draws them (the default), 0 leaves them zero
+  /// (a stochastic run's later batches, whose locals restart from their
+  /// priors: LDA K = 100 draws 100 numbers per token).
+  int32_t randomLocals = -1;
   int32_t elementOffsets = -1;
   /// With a partitioned plate: the buffers holding the state of the
   /// variables outside it (the globals' posteriors, their tables and the

@@ -87,6 +87,7 @@ private:
   bool scratchDims(const std::vector<Value *> &dims) const;
   void markDistributedLoops();
   void recordGlobalState();
+  Stmt guardRandomLocal(const Posterior &post, Stmt draw);
   void fail(SourceRange where, const std::string &msg);
 
   // ---- Layout.cpp: buffers, plates and flat indices, posteriors, data ----
