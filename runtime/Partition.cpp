@@ -29,7 +29,8 @@ const ir::Value *partitionPlate(const ir::Module &m, std::string &error, bool st
     });
     if (!chainPlate)
       return top.front();
-    error = run + " would cut the Markov chain over %" + top.front()->name + (stochastic ? " into batches" : " between processes") +
+    error = run + (stochastic ? " would cut" : " would split") + " the Markov chain over %" + top.front()->name +
+            (stochastic ? " into batches" : " between processes") +
             "; give each " + (stochastic ? "batch" : "process") + " whole sequences (?.map(_ => ?.chain(...)(...)), a chain per "
             "element of the outer plate)" + (stochastic ? "" : ", or run one process");
     return nullptr;

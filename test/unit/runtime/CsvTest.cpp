@@ -433,3 +433,99 @@ TEST_F(Csv, PartErrorsNameTheLineOfTheWholeFile) {
   EXPECT_FALSE(readCsv(path, {}, err, &how).has_value());
   EXPECT_NE(err.message.find("no column 'nodoc'"), std::string::npos) << err.message;
 }
+
+// A stochastic run's batches (scanBatches): every row in exactly one batch,
+// in order, an element's rows never cut apart, at most N elements a batch
+// (ids without rows counted), and each batch read alone gives its rows.
+TEST_F(Csv, BatchesCoverEveryRowOnceAndKeepElementsWhole) {
+  std::string text = "doc,word\n";
+  std::vector<std::pair<int, int>> rows;
+  unsigned state = 7;
+  auto next = [&] { return state = state * 1103515245u + 12345u, (state >> 16) % 1000; };
+  for (int d = 0; d < 300; ++d) {
+    if (next() % 7 == 0)
+      continue; // an element without rows
+    for (unsigned k = 0, n = 1 + next() % 9; k < n; ++k) {
+      rows.emplace_back(d, int(next()));
+      text += std::to_string(d) + "," + std::to_string(rows.back().second) + (k % 3 ? "\n" : "\r\n");
+    }
+  }
+  text.pop_back(); // the last line without its newline
+  std::string path = write("docs.csv", text);
+  for (int64_t n : {1, 7, 50, 1000}) {
+    CsvError err;
+    auto batches = scanBatches(path, "doc", n, err);
+    ASSERT_TRUE(batches) << err.message;
+    size_t row = 0;
+    int64_t elements = 0;
+    for (const CsvBatch &b : *batches) {
+      ASSERT_GE(b.elements, 1);
+      // At most n, but for elements without rows before its first row
+      // (a batch holds at least one row).
+      const double leading = rows[row].first - (b.keyBefore ? *b.keyBefore + 1 : 0);
+      EXPECT_LE(double(b.elements) - leading, double(n));
+      CsvSplit how;
+      how.key = "doc";
+      how.bytes = std::pair{b.begin, b.end};
+      how.keyBefore = b.keyBefore;
+      auto t = readCsv(path, {}, err, &how);
+      ASSERT_TRUE(t) << err.message;
+      const double first = b.keyBefore ? *b.keyBefore + 1 : 0;
+      EXPECT_EQ(first, double(elements)); // batches follow each other without a gap
+      for (size_t r = 0; r < t->rows(); ++r, ++row) {
+        ASSERT_LT(row, rows.size());
+        EXPECT_EQ(t->values[0][r], rows[row].first);
+        EXPECT_EQ(t->values[1][r], rows[row].second);
+        EXPECT_LT(t->values[0][r] - first, double(b.elements));
+      }
+      if (row < rows.size()) { // the next batch starts a new element
+        EXPECT_NE(rows[row].first, rows[row - 1].first);
+      }
+      elements += b.elements;
+    }
+    EXPECT_EQ(row, rows.size()) << "batches of " << n;
+    EXPECT_EQ(elements, rows.back().first + 1);
+  }
+}
+
+TEST_F(Csv, BatchesWithoutKeyAreRowsAndPartsCutThePart) {
+  std::string text = "x\n";
+  for (int i = 0; i < 95; ++i)
+    text += std::to_string(i) + "\n";
+  text += "\n\n"; // blank lines at the end
+  std::string path = write("rows.csv", text);
+  CsvError err;
+  auto batches = scanBatches(path, "", 10, err);
+  ASSERT_TRUE(batches) << err.message;
+  ASSERT_EQ(batches->size(), 10u);
+  EXPECT_EQ(batches->back().elements, 5);
+  // The two parts of a data-parallel run, each cut on its own: all rows once.
+  int64_t total = 0;
+  for (int part = 0; part < 2; ++part) {
+    CsvSplit how;
+    how.part = part;
+    how.parts = 2;
+    auto cut = scanBatches(path, "", 10, err, &how);
+    ASSERT_TRUE(cut) << err.message;
+    for (const CsvBatch &b : *cut)
+      total += b.elements;
+  }
+  EXPECT_EQ(total, 95);
+}
+
+TEST_F(Csv, BatchErrorsNameTheLine) {
+  CsvError err;
+  EXPECT_FALSE(scanBatches(write("a.csv", "doc,w\n0,1\n2,1\n1,1\n"), "doc", 5, err));
+  EXPECT_NE(err.message.find("a.csv:4: column 'doc': 1 after 2; a stochastic run reads the rows in batches, so they "
+                             "must be grouped by 'doc' in increasing order"),
+            std::string::npos)
+      << err.message;
+  EXPECT_FALSE(scanBatches(write("b.csv", "doc,w\n0,1\n1.5,1\n"), "doc", 5, err));
+  EXPECT_NE(err.message.find("b.csv:3: column 'doc' (1): expected an element id (an integer >= 0)"),
+            std::string::npos)
+      << err.message;
+  EXPECT_FALSE(scanBatches(write("c.csv", "doc,w\n0,1\n\n1,1\n"), "doc", 5, err));
+  EXPECT_NE(err.message.find("c.csv:3: blank line followed by more data"), std::string::npos) << err.message;
+  EXPECT_FALSE(scanBatches(write("d.csv", "doc,w\n0,1\n"), "id", 5, err));
+  EXPECT_NE(err.message.find("no column 'id'"), std::string::npos) << err.message;
+}
