@@ -17,6 +17,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev
   libedit-dev tmux python3 zlib1g-dev libzstd-dev libxml2-dev libcurl4-openssl-dev libedit-dev
+  chromium graphviz fonts-dejavu-core
 )
 
 install_deps() {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/Repl.h"
+#include "tools/Report.h"
 #include "tools/UserPosteriors.h"
 
 #include "codegen/exec/Executor.h"
@@ -50,7 +51,7 @@ std::atomic<bool> gInterrupted{false};
 extern "C" void onInterrupt(int) { gInterrupted = true; }
 
 constexpr const char *kCommands[] = {":load", ":param", ":data", ":vocab", ":infer", ":reset",   ":show", ":top",
-                                     ":elbo", ":emit", ":save", ":time",  ":threads", ":given", ":init",
+                                     ":elbo", ":emit", ":save", ":report", ":time",  ":threads", ":given", ":init",
                                      ":heldout", ":help", ":quit"};
 
 const char *kHelp = R"(Commands:
@@ -67,6 +68,7 @@ const char *kHelp = R"(Commands:
   :elbo [all]           the ELBO of the iterations so far (a long trace: its ends)
   :emit STAGE           ast, ir, plates, gated, messages, deps, schedule, plan or llvm
   :save DIR             write the posteriors and summary.json (as ppc --out)
+  :report FILE          write the HTML report of the run so far (as ppc --report)
   :init VAR FILE        start VAR from the posterior in FILE (a CSV :save or ppc --out
                         wrote); the posteriors start afresh from it
   :given VAR FILE       hold VAR at the posterior in FILE (not updated, no entropy
@@ -173,6 +175,8 @@ public:
       elbo(args);
     else if (cmd == ":emit")
       emit(args);
+    else if (cmd == ":report")
+      report(args);
     else if (cmd == ":save")
       save(args);
     else if (cmd == ":time")
@@ -656,6 +660,31 @@ private:
     for (rt::PosteriorTable &p : inference_->predictions(*engine_)) // missing values' predictive
       tables.push_back(std::move(p));
     if (!rt::writeOutputs(args[0], s, tables, why))
+      return error(why);
+    out_ << "wrote " << args[0] << "\n";
+  }
+
+  /// :report FILE: the run so far as ppc --report draws it (no data points:
+  /// the session keeps only the plan's copy of the data).
+  void report(const std::vector<std::string> &args) {
+    if (args.size() != 1)
+      return error(":report takes one file: :report FILE.html");
+    if (!needInference())
+      return;
+    rt::RunSummary s = summary_;
+    s.compileSeconds = compileSeconds_;
+    s.inferenceSeconds = inferenceSeconds_;
+    std::vector<rt::PosteriorTable> tables = inference_->posteriors();
+    ReportInput in;
+    in.command = "ppc repl (" + modelPath_ + ")";
+    in.modelPath = modelPath_;
+    in.modelSource = modelText_;
+    in.summary = &s;
+    in.tables = &tables;
+    in.vocab = vocab_;
+    in.scheduled = module_.get();
+    std::string why;
+    if (!writeReport(args[0], in, why))
       return error(why);
     out_ << "wrote " << args[0] << "\n";
   }

@@ -34,6 +34,7 @@
 #include "ir/Printer.h"
 #include "runtime/VectorIsa.h"
 #include "tools/Driver.h"
+#include "tools/Report.h"
 
 #include <nlohmann/json.hpp>
 #include <llvm/Support/Format.h>
@@ -592,6 +593,18 @@ private:
     std::string error;
     if (!r_.out.empty() && !rt::writeOutputs(r_.out, summary, tables, error))
       return fail(error);
+    if (!r_.report.empty()) {
+      ReportInput report;
+      report.command = summary.options.count("command") ? summary.options.at("command") : "";
+      report.modelPath = r_.modelPath;
+      report.modelSource = r_.source;
+      report.summary = &summary;
+      report.tables = &tables;
+      report.vocab = vocab;
+      report.scheduled = r_.module;
+      if (!writeReport(r_.report, report, error))
+        return fail(error);
+    }
     return 0;
   }
 

@@ -51,7 +51,7 @@ struct StochasticRun {
   std::string engine = "jit";
   int threads = 1;
   bool quiet = false;
-  std::string out, vocab, checkpoint, resume;
+  std::string out, vocab, checkpoint, resume, report, modelPath;
   int64_t checkpointEvery = 10;
   /// Scores the held-out files with the globals of a state (--heldout).
   std::function<bool(const codegen::Inference &, rt::RunSummary::Heldout &)> heldout;

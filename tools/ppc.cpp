@@ -25,6 +25,7 @@
 #include "runtime/VectorIsa.h"
 #include "tools/Driver.h"
 #include "tools/Repl.h"
+#include "tools/Report.h"
 #include "tools/Stochastic.h"
 #include "tools/UserPosteriors.h"
 
@@ -92,7 +93,19 @@ struct RunFlags {
   /// After training (--heldout): scores held-out data with the trained
   /// globals given; null without --heldout.
   std::function<bool(const codegen::Inference &trained, rt::RunSummary::Heldout &out)> heldout;
+  /// --report FILE.html (tools/Report.h): with the model's path and text.
+  std::string report, modelPath, modelSource;
 };
+
+/// Observed values the report draws (a mixture's points): real-valued
+/// variables of at most a million values, by name.
+std::map<std::string, std::vector<double>> observedForReport(const rt::BoundData &data) {
+  std::map<std::string, std::vector<double>> out;
+  for (const auto &[v, bv] : data.variables)
+    if (bv.values.size() <= 1000000 && bv.missing.empty())
+      out[v->name] = bv.values;
+  return out;
+}
 
 /// The processes of a data-parallel run (null: a plain run).
 codegen::Communicator *gComm = nullptr;
@@ -215,6 +228,9 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   }
   std::unique_ptr<codegen::Plan> plan = codegen::buildPlan(module, evaluation, *data, true, diags, planOptions,
                                                            flags.passOptions, &llvm::outs(), &llvm::errs());
+  std::map<std::string, std::vector<double>> observed;
+  if (!flags.report.empty())
+    observed = observedForReport(*data);
   data.reset(); // the plan holds the data it reads
   if (!everyoneOk(plan != nullptr) || !plan)
     return 1;
@@ -380,6 +396,21 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
     llvm::errs() << "ppc: error: " << error << "\n";
     return 1;
   }
+  if (!flags.report.empty()) {
+    ReportInput report;
+    report.command = summary.options.count("command") ? summary.options.at("command") : "";
+    report.modelPath = flags.modelPath;
+    report.modelSource = flags.modelSource;
+    report.summary = &summary;
+    report.tables = &tables;
+    report.vocab = vocab;
+    report.observed = std::move(observed);
+    report.scheduled = &module;
+    if (!writeReport(flags.report, report, error)) {
+      llvm::errs() << "ppc: error: " << error << "\n";
+      return 1;
+    }
+  }
   return 0;
 }
 
@@ -503,6 +534,9 @@ static int ppcMain(int argc, char **argv) {
       ->check(CLI::IsMember({"jit", "interp"}));
   app.add_option("--out", run.out, "write posteriors (one CSV per latent variable) and summary.json to this directory");
   app.add_option("--vocab", run.vocab, "a vocabulary file (one word per line): print the top words of each topic");
+  app.add_option("--report", run.report,
+                 "write a self-contained HTML report of the run to this file: the ELBO trace, a plot per latent "
+                 "variable, the factor graph and the schedule (docs/report.md)");
   app.add_option("--checkpoint", run.checkpoint,
                  "save the whole variational state in this directory every --checkpoint-every iterations "
                  "(atomically: a run killed at any moment can --resume)");
@@ -674,6 +708,13 @@ static int ppcMain(int argc, char **argv) {
     return usageError("--emit=" + emit + " needs --infer FILE");
   // Before the run, not after it: a long run must not end in "cannot write".
   // (Every process checks: they share the file system, and all must stop.)
+  if (!run.report.empty()) {
+    if (binding.files.empty() || !emit.empty())
+      return usageError("--report draws a run, which needs --infer FILE" +
+                        std::string(emit.empty() ? "" : " and no --emit"));
+    if (std::string problem = checkReportPath(run.report); !problem.empty())
+      return usageError(problem);
+  }
   if (!run.out.empty())
     if (std::string problem = rt::checkOutputDirectory(run.out); !problem.empty()) {
       if (isRoot())
@@ -704,6 +745,8 @@ static int ppcMain(int argc, char **argv) {
         llvm::errs() << "ppc: error: " << error << "\n";
       return 1;
     }
+    run.modelPath = modelPath;
+    run.modelSource = *source;
     // Every process compiles the same model: process 0 reports for all.
     DiagnosticEngine diags(modelPath, *source, isRoot() ? llvm::errs() : llvm::nulls());
 
@@ -798,6 +841,8 @@ static int ppcMain(int argc, char **argv) {
       sr.checkpoint = run.checkpoint.empty() ? run.resume : run.checkpoint;
       sr.resume = run.resume;
       sr.checkpointEvery = run.checkpointEvery;
+      sr.report = run.report;
+      sr.modelPath = modelPath;
       sr.heldout = run.heldout;
       sr.options = optionsUsed;
       sr.comm = gComm;

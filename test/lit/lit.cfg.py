@@ -35,3 +35,14 @@ for var in ["HOME", "TMPDIR", "USER", "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPT
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%ppc", os.path.join(config.ppc_bin_dir, "ppc")))
+
+# Reports (test/lit/report): headless Chromium and Graphviz, which
+# ./build.sh installs; without them those tests are UNSUPPORTED, not passed.
+import shutil
+if shutil.which("chromium"):
+    config.available_features.add("chromium")
+if shutil.which("dot"):
+    config.available_features.add("graphviz")
+config.substitutions.append(("%chromium", "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+                             "--disable-background-networking --disable-component-update --disable-sync "
+                             "--hide-scrollbars"))
