@@ -105,7 +105,6 @@ public:
     const bool tty = ::isatty(2) != 0 && !r_.quiet && root();
     std::unique_ptr<codegen::Inference> state;
     Compiled *compiled = nullptr;
-    double evaluationSeconds = 0;
     for (int64_t s = state_.step + 1; s <= totalSteps_; ++s) {
       if (!prepare(s, compiled, state))
         return 1;
@@ -548,8 +547,10 @@ private:
     }
     if (r_.heldout) {
       rt::RunSummary::Heldout h;
+      const auto evaluation = std::chrono::steady_clock::now();
       if (!r_.heldout(state, h))
         return 1;
+      evaluationSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluation).count();
       summary.heldout = h;
       summary.stochastic->heldout.push_back({state_.step, summary.inferenceSeconds, h.perObservation});
     }
@@ -576,7 +577,7 @@ private:
       summary.options["processes"] = std::to_string(comm_->size());
     summary.compileSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - r_.started).count() -
-        summary.inferenceSeconds - summary.dataSeconds;
+        summary.inferenceSeconds - summary.dataSeconds - evaluationSeconds;
     if (!r_.quiet)
       llvm::errs() << "finished " << state_.step << (state_.step == 1 ? " step" : " steps") << " ("
                    << llvm::format("%.3f", summary.stochastic->epochs) << " epochs): last ELBO estimate "
@@ -623,6 +624,7 @@ private:
   StochasticStep step_;
   StreamState state_;
   int64_t dataSize_ = 0, perEpoch_ = 0, totalSteps_ = 0, lastBatchElements_ = 0;
+  double evaluationSeconds = 0; ///< held-out scores during the run, and at its end
 };
 
 } // namespace
