@@ -6,6 +6,7 @@
 #include "ir/Evaluate.h"
 #include "ir/IR.h"
 #include "runtime/Csv.h"
+#include "runtime/SupportCheck.h"
 
 #include <algorithm>
 #include <cmath>
@@ -707,7 +708,7 @@ private:
               return;
             }
             bv.missing.push_back(groupOf[r]);
-            bv.values[size_t(groupOf[r]) * width + c] = checkSupport(v, 0.0).empty() ? 0.0 : 1.0;
+            bv.values[size_t(groupOf[r]) * width + c] = support_(v, 0.0).empty() ? 0.0 : 1.0;
             continue;
           }
           if (trials.column && std::isnan((*trials.column)[r])) {
@@ -715,7 +716,7 @@ private:
                               "' are missing (" + trials.what + ")");
             return;
           }
-          std::string problem = checkSupport(v, x);
+          std::string problem = support_(v, x);
           if (problem.empty() && trials.multinomial) {
             if (!(x >= 0 && x == std::floor(x)))
               problem = fmt(x) + " is not a count (Multinomial '" + v->name + "' takes 0, 1, 2, ... per category)";
@@ -758,9 +759,9 @@ private:
           // Weights multiply the data's sufficient statistics: past 2^53 their
           // sums are no longer exact in double precision and the ELBO's
           // changes drown in its rounding (docs/reliability.md).
-          if (w > kMaxWeight || total + w > kMaxWeight) {
+          if (w > SupportCheck::kMaxWeight || total + w > SupportCheck::kMaxWeight) {
             errors_.push_back(where(t, r, weightCol) + ": " +
-                              (w > kMaxWeight ? "the weight " + fmt(w) + " is"
+                              (w > SupportCheck::kMaxWeight ? "the weight " + fmt(w) + " is"
                                               : "the weights up to this row add up to " + fmt(total + w) + ", which is") +
                               " more than 2^53 = 9007199254740992, past which sums of weights are not exact in double "
                               "precision; scale the weights down");
@@ -886,131 +887,13 @@ private:
     return buf;
   }
 
-  static std::string constantDomainText(ConstantDomain d) {
-    switch (d) {
-    case ConstantDomain::Positive: return "positive";
-    case ConstantDomain::Probability: return "in [0, 1]";
-    case ConstantDomain::Count: return "an integer >= 0";
-    default: return "a finite number";
-    }
-  }
-
-  /// A known input's values are the constants of the parameters it is
-  /// given as: each use's domain (a Gaussian's precision: positive).
-  std::string checkKnownInput(const Value *v, double x) {
-    if (std::fabs(x) > kMaxMagnitude)
-      return tooLarge(x, v);
-    for (const auto &[spec, param] : usesOf(v))
-      if (!constantInDomain(param->constant, x))
-        return fmt(x) + " cannot be " + displayName(spec->family) + "'s " + std::string(param->name) +
-               ", which the Data input '" + v->name + "' is given as: it must be " +
-               constantDomainText(param->constant);
-    for (const auto &[target, size] : indexUsesOf(v))
-      if (!(x == std::floor(x) && x >= 0 && x < double(size)))
-        return fmt(x) + " is not an element of '" + target + "', which the Data input '" + v->name +
-               "' indexes: an id must be an integer from 0 to " + std::to_string(size - 1);
-    return "";
-  }
-
-  /// Where a known input is an index (u(user(i))): the variable it indexes
-  /// and that plate's size, found once per input.
-  using IndexUse = std::pair<std::string, int64_t>;
-  const std::vector<IndexUse> &indexUsesOf(const Value *v) {
-    auto [it, fresh] = indexUses_.try_emplace(v);
-    if (!fresh)
-      return it->second;
-    std::function<void(const ir::Operand &)> visit = [&](const ir::Operand &o) {
-      for (size_t j = 0; j < o.indices.size(); ++j) {
-        const ir::Operand &i = o.indices[j];
-        if (i.isValue() && i.value == v && o.isValue() && j < o.value->dims.size()) {
-          const Value *plate = o.value->dims[j];
-          if (auto size = ir::knownPlateSize(*plate->def)) {
-            std::optional<double> n = size->isConstant() ? std::optional<double>(double(size->constant))
-                                                         : ev_.valueOf(size->value);
-            if (n)
-              it->second.emplace_back(o.value->name, int64_t(*n));
-          }
-        }
-        visit(i);
-      }
-    };
-    ir::walk(m_.body, [&](const Op &op) {
-      for (const ir::Operand &o : op.operands)
-        visit(o);
-    });
-    return it->second;
-  }
-
-  /// The parameters a known input is given as, found once per input (its
-  /// values are checked row by row).
-  using KnownInputUse = std::pair<const FamilySpec *, const ParamSpec *>;
-  const std::vector<KnownInputUse> &usesOf(const Value *v) {
-    auto [it, fresh] = knownInputUses_.try_emplace(v);
-    if (fresh)
-      ir::walk(m_.body, [&](const Op &op) {
-        if (!op.isRandom())
-          return;
-        const FamilySpec &spec = familySpec(op.family);
-        for (size_t i = 0; i < op.operands.size() && i < spec.params.size(); ++i)
-          if (op.operands[i].isValue() && op.operands[i].value == v)
-            it->second.emplace_back(&spec, &spec.params[i]);
-      });
-    return it->second;
-  }
-
-  std::string checkSupport(const Value *v, double x) {
-    if (ir::isKnownInput(v))
-      return checkKnownInput(v, x);
-    const ir::Type &t = v->type;
-    auto integer = [&] { return x == std::floor(x); };
-    switch (t.kind) {
-    case TypeKind::Cat: {
-      double n = t.dim.isConstant() ? double(t.dim.constant) : ev_.valueOf(t.dim.value).value_or(-1);
-      if (!integer() || x < 0 || (n >= 0 && x >= n))
-        return fmt(x) + " is not a value of '" + v->name + "', which takes 0.." +
-               (n >= 0 ? fmt(n - 1) : "n-1") +
-               (t.dim.isConstant() ? std::string() : " (" + t.dim.value->name + " = " + fmt(n) + ")");
-      return "";
-    }
-    case TypeKind::Bool:
-      return x == 0 || x == 1 ? "" : fmt(x) + " is not a value of '" + v->name + "' (Bernoulli: 0 or 1)";
-    case TypeKind::Count:
-      if (!(integer() && x >= 0))
-        return fmt(x) + " is not a count (Poisson '" + v->name + "' takes 0, 1, 2, ...)";
-      return x <= kMaxWeight ? "" : fmt(x) + " is a count above 2^53, which double precision does not hold exactly";
-    case TypeKind::Positive:
-      if (!(x > 0))
-        return fmt(x) + " is not positive (Gamma '" + v->name + "')";
-      return x <= kMaxMagnitude && x >= 1 / kMaxMagnitude ? "" : tooLarge(x, v);
-    case TypeKind::Unit:
-      return x > 0 && x < 1 ? "" : fmt(x) + " is not in (0, 1) (Beta '" + v->name + "')";
-    case TypeKind::Real:
-    case TypeKind::Vector: return std::fabs(x) <= kMaxMagnitude ? "" : tooLarge(x, v);
-    default: return "'" + v->name + "' cannot be observed from a CSV column";
-    }
-  }
-
-  /// Weights and counts: sums past 2^53 are not exact in double precision.
-  static constexpr double kMaxWeight = 9007199254740992.0;
-  /// Real and positive data: the ELBO squares them and sums over the rows
-  /// (and multiplies by precisions), so beyond 1e100 it overflows or loses
-  /// every digit; so do their reciprocals below 1e-100 for a Gamma.
-  static constexpr double kMaxMagnitude = 1e100;
-  static std::string tooLarge(double x, const Value *v) {
-    return fmt(x) + " is outside what the ELBO of '" + v->name +
-           "' can be computed for in double precision (|x| up to 1e100" +
-           (v->type.kind == TypeKind::Positive ? std::string(", and at least 1e-100") : std::string()) +
-           "); rescale the column";
-  }
-
   const ir::Module &m_;
   const ir::Evaluation &ev_;
   const BindingOptions &opts_;
   std::vector<std::string> &errors_;
   std::map<size_t, std::vector<const Value *>> byFile_;
   std::set<std::string> observedNames_;
-  std::map<const Value *, std::vector<KnownInputUse>> knownInputUses_;
-  std::map<const Value *, std::vector<IndexUse>> indexUses_;
+  SupportCheck support_{m_, ev_};
   BoundData out_;
 };
 
