@@ -4,7 +4,8 @@
 // columns; a Gaussian mixture; a Bernoulli mixture over wide columns; matrix
 // factorisation with ids from the data and scaled precisions; Multinomial
 // counts with trials from the data; chosen by the first byte): the CSV
-// reader and the binder must end in bound data or in errors.
+// reader and the binder must end in bound data or in errors; so must the
+// first pass of a stochastic run (its batches) and each batch's binding.
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
@@ -75,5 +76,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::optional<ppc::rt::BoundData> bound = ppc::rt::bindData(*t.module, *t.eval, options, errors);
   if (!bound && errors.empty())
     abort(); // a refusal must say why
+  // The same bytes as a stochastic run's stream (--svi): cut into batches of
+  // 1 to 4 elements by the first pass, then each batch bound on its own.
+  std::string why;
+  const ppc::ir::Value *plate = ppc::rt::partitionPlate(*t.module, why, true);
+  if (!plate)
+    return 0;
+  options.partition = ppc::rt::Partition{plate, 0, 1, std::nullopt};
+  errors.clear();
+  std::optional<ppc::rt::BatchPlan> stream =
+      ppc::rt::planBatches(*t.module, *t.eval, options, 1 + data[0] / 5 % 4, errors);
+  if (!stream) {
+    if (errors.empty())
+      abort();
+    return 0;
+  }
+  for (size_t b = 0; b < stream->batches.size() && b < 8; ++b) {
+    options.partition->batch = stream->batches[b];
+    errors.clear();
+    if (!ppc::rt::bindData(*t.module, *t.eval, options, errors) && errors.empty())
+      abort();
+  }
   return 0;
 }
