@@ -251,9 +251,32 @@ std::string variableSection(const rt::PosteriorTable &t, const std::vector<std::
     html += "</div>" + cut;
     break;
   }
+  case Family::Beta:
+    if (t.indexColumns.size() == 2) {
+      // A probability per (component, item) (a Bernoulli mixture's pixels):
+      // each component's items with the largest probabilities.
+      std::map<int64_t, std::vector<double>> groups;
+      for (size_t r = 0; r < rows; ++r) {
+        std::vector<double> &g = groups[t.indices[r * 2]];
+        const size_t item = size_t(t.indices[r * 2 + 1]);
+        if (g.size() <= item)
+          g.resize(item + 1, 0.0);
+        g[item] = values(r)["mean"];
+      }
+      html += "<div class=\"grid\">";
+      size_t drawn = 0;
+      for (const auto &[k, probs] : groups)
+        if (drawn++ < kGlobalRows)
+          html += topBars(t.variable + "[" + std::to_string(k) + "]", probs, vocab);
+      html += "</div>";
+      if (groups.size() > kGlobalRows)
+        html += "<p class=\"note\">" + std::to_string(kGlobalRows) + " of " + std::to_string(groups.size()) +
+                " components shown; all are in " + escape(t.variable) + ".csv (--out)</p>";
+      break;
+    }
+    [[fallthrough]];
   case Family::Gaussian:
-  case Family::Gamma:
-  case Family::Beta: {
+  case Family::Gamma: {
     std::vector<std::string> labels;
     std::vector<double> mean, sd;
     for (size_t r = 0; r < shown; ++r) {
