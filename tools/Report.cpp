@@ -579,13 +579,16 @@ std::string scheduleDot(const ir::Module &m) {
 
 /// Graphviz's drawing of `dot`, or the text with a note when `dot` is missing.
 std::string drawGraph(const std::string &graph, const std::string &label) {
-  char in[] = "/tmp/ppc_report_XXXXXX";
-  int fd = ::mkstemp(in);
+  std::error_code ec;
+  std::string pattern = (fs::temp_directory_path(ec) / "ppc_report_XXXXXX").string();
+  std::vector<char> in(pattern.begin(), pattern.end());
+  in.push_back('\0');
+  int fd = ::mkstemp(in.data());
   std::string svgText;
   if (fd >= 0) {
     (void)!::write(fd, graph.data(), graph.size());
     ::close(fd);
-    const std::string cmd = "dot -Tsvg '" + std::string(in) + "' 2>/dev/null";
+    const std::string cmd = "dot -Tsvg '" + std::string(in.data()) + "' 2>/dev/null";
     if (FILE *pipe = ::popen(cmd.c_str(), "r")) {
       char buf[65536];
       size_t n;
@@ -594,7 +597,7 @@ std::string drawGraph(const std::string &graph, const std::string &label) {
       if (::pclose(pipe) != 0)
         svgText.clear();
     }
-    ::unlink(in);
+    ::unlink(in.data());
   }
   const size_t start = svgText.find("<svg");
   if (start == std::string::npos)
