@@ -65,7 +65,11 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
   const int64_t W = rowWidth(K);
   if (T <= 0)
     return 0.0;
-  std::vector<double> alpha(size_t(T * K)), beta(size_t(T * K)), node(size_t(T * K)), edge(size_t(T * K * K));
+  std::vector<double> alpha(size_t(T * K)), beta(size_t(T * K)), node(size_t(T * K));
+  // The edge factors, one K x K block per distinct E log A (usually one per
+  // chain): element t's block starts at edge[edgeAt[t]].
+  std::vector<double> edge;
+  std::vector<size_t> edgeAt(size_t(T), 0);
   std::vector<double> logScale(static_cast<size_t>(T));
   // Node and edge factors, each shifted by its maximum (added back to the log normalizer).
   double logShift = 0.0;
@@ -83,11 +87,13 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
       double me = e[K];
       for (int64_t jk = 1; jk < K * K; ++jk)
         me = std::max(me, e[K + jk]);
-      if (t > 1 && std::memcmp(e + K, e - W + K, size_t(K * K) * sizeof(double)) == 0)
-        std::copy_n(&edge[size_t((t - 1) * K * K)], K * K, &edge[size_t(t * K * K)]);
-      else
+      if (t > 1 && std::memcmp(e + K, e - W + K, size_t(K * K) * sizeof(double)) == 0) {
+        edgeAt[size_t(t)] = edgeAt[size_t(t - 1)];
+      } else {
+        edgeAt[size_t(t)] = edge.size();
         for (int64_t jk = 0; jk < K * K; ++jk)
-          edge[size_t(t * K * K + jk)] = std::exp(e[K + jk] - me);
+          edge.push_back(std::exp(e[K + jk] - me));
+      }
       logShift += me;
     }
   }
@@ -101,7 +107,7 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
         a[k] = nd[k];
     } else {
       const double* prev = &alpha[size_t((t - 1) * K)];
-      const double* ed = &edge[size_t(t * K * K)];
+      const double* ed = &edge[edgeAt[size_t(t)]];
       for (int64_t k = 0; k < K; ++k)
         a[k] = 0.0;
       for (int64_t j = 0; j < K; ++j) {
@@ -126,7 +132,7 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
   for (int64_t t = T - 1; t > 0; --t) {
     const double* b = &beta[size_t(t * K)];
     const double* nd = &node[size_t(t * K)];
-    const double* ed = &edge[size_t(t * K * K)];
+    const double* ed = &edge[edgeAt[size_t(t)]];
     double* bp = &beta[size_t((t - 1) * K)];
     const double c = std::exp(logScale[size_t(t)]);
     for (int64_t j = 0; j < K; ++j) {
@@ -152,7 +158,7 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
     } else {
       const double* prev = &alpha[size_t((t - 1) * K)];
       const double* nd = &node[size_t(t * K)];
-      const double* ed = &edge[size_t(t * K * K)];
+      const double* ed = &edge[edgeAt[size_t(t)]];
       double sum = 0.0;
       for (int64_t j = 0; j < K; ++j)
         for (int64_t k = 0; k < K; ++k) {
