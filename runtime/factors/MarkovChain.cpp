@@ -28,8 +28,6 @@ namespace {
 
 inline int64_t rowWidth(int64_t K) { return K + K * K + 1; }
 
-inline double plogp(double p) { return p > 0.0 ? p * std::log(p) : 0.0; }
-
 } // namespace
 
 extern "C" {
@@ -55,6 +53,8 @@ void ppc_chain_to_initial(int64_t K, const double* stats_z, double w, double* ds
 }
 
 void ppc_chain_to_transition(int64_t K, const double* stats_z, double w, double* dst) {
+  if (stats_z[K + K * K] != 0.0) // the first element: no pair (its block holds the entropy)
+    return;
   for (int64_t jk = 0; jk < K * K; ++jk)
     dst[jk] += w * stats_z[K + jk];
 }
@@ -171,6 +171,19 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
     }
     s[K + K * K] = eta[t * W + K + K * K];
   }
+  // The chain's entropy from its log normalizer, H = log Z - E_q[sum of the
+  // node and edge log-potentials] (no K^2 logarithms per element), kept in
+  // the first element's pair block, which has no pair (MarkovChain.h).
+  double expected = 0.0;
+  for (int64_t t = 0; t < T; ++t) {
+    const double* e = eta + t * W;
+    const double* s = stats + t * W;
+    for (int64_t k = 0; k < K; ++k)
+      expected += s[k] > 0.0 ? s[k] * e[k] : 0.0;
+    for (int64_t jk = 0; t > 0 && jk < K * K; ++jk)
+      expected += s[K + jk] > 0.0 ? s[K + jk] * e[K + jk] : 0.0;
+  }
+  stats[K] = logZ - expected;
   return logZ;
 }
 
@@ -191,24 +204,12 @@ double ppc_chain_avglogfactor(int64_t K, const double* stats_z, const double* st
 }
 
 double ppc_chain_entropy_n(int64_t n, int64_t K, const double* stats) {
+  // Each chain's entropy, which ppc_chain_stats keeps in its first row.
   const int64_t W = rowWidth(K);
   double h = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double* s = stats + i * W;
-    if (s[K + K * K] != 0.0) {
-      for (int64_t k = 0; k < K; ++k)
-        h -= plogp(s[k]);
-      continue;
-    }
-    for (int64_t j = 0; j < K; ++j) {
-      double row = 0.0;
-      for (int64_t k = 0; k < K; ++k) {
-        h -= plogp(s[K + j * K + k]);
-        row += s[K + j * K + k];
-      }
-      h += plogp(row);
-    }
-  }
+  for (int64_t i = 0; i < n; ++i)
+    if (stats[i * W + K + K * K] != 0.0)
+      h += stats[i * W + K];
   return h;
 }
 

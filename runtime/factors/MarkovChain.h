@@ -9,8 +9,9 @@
 //   [0, K)          node log-potentials (the children's evidence, plus E log pi
 //                   at the first element) / the marginal q(z_t)
 //   [K, K + K^2)    the edge log-potentials E log A(j, k) of (z_{t-1} = j,
-//                   z_t = k) / the pair marginal q(z_{t-1} = j, z_t = k) (0 at
-//                   the first element)
+//                   z_t = k) / the pair marginal q(z_{t-1} = j, z_t = k); at
+//                   the first element, which has no pair: the whole chain's
+//                   entropy, then 0
 //   K + K^2         1 at the first element, 0 elsewhere
 // so that the first K entries read like a Categorical's, and every message
 // and ELBO term is a function of one row.
@@ -40,8 +41,8 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
 /// E log p(z_t | z_{t-1}) of one element: sum_k q_0(k) E log pi_k at the
 /// first, sum_jk q(j, k) E log A(j, k) after it.
 double ppc_chain_avglogfactor(int64_t K, const double* stats_z, const double* stats_pi, const double* stats_A);
-/// The chain's entropy, element by element: H(q_0) at the first, H(pair_t) -
-/// H(q_{t-1}) after it (H(q_{t-1}) from the pair's row sums); n rows.
+/// The entropy of the chains whose first rows are among these n rows (the
+/// forward-backward pass keeps each chain's entropy in its first row).
 double ppc_chain_entropy_n(int64_t n, int64_t K, const double* stats);
 /// A random start for one element's row (mixture symmetry breaking): a
 /// random marginal, and the pair marginal with the element before's random
