@@ -223,8 +223,14 @@ std::string planMemoryProblem(const Plan &p) {
   const std::string problem = rt::memoryProblem(overflow ? std::nullopt : std::optional<uint64_t>(total));
   if (problem.empty())
     return {};
+  // A Markov chain over many sequences keeps K + K^2 + 1 numbers per
+  // element unless the nested schedule keeps one sequence's.
+  bool chain = false;
+  for (const Posterior &post : p.posteriors)
+    chain = chain || (post.family == Family::MarkovChain && !post.scratch && post.rowDims.size() > 1);
   return "the model's state " + problem + " (the largest buffer, " + largest->name + ", holds " +
-         std::to_string(largest->size) + " numbers); choose smaller sizes or less data";
+         std::to_string(largest->size) + " numbers); choose smaller sizes or less data" +
+         (chain ? ", or --schedule nested (a Markov chain's rows kept for one sequence at a time)" : "");
 }
 
 bool isDiscardedCall(const Stmt &s, std::string_view kernel) {
