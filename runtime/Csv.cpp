@@ -175,22 +175,14 @@ public:
   bool missingAsNaN = false;
 
   std::optional<CsvTable> run(const std::vector<std::string> &wanted, CsvSplit *split) {
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      return cannotRead(errno);
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd};
     struct stat st;
-    if (::fstat(fd, &st) != 0)
-      return cannotRead(errno);
+    const int fd = openForReading(st);
+    if (fd < 0)
+      return std::nullopt;
+    Closer closer{fd};
     if (S_ISDIR(st.st_mode))
       return cannotRead(EISDIR);
     fileSize_ = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0;
-#ifdef POSIX_FADV_SEQUENTIAL
-    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
     size_t limit = SIZE_MAX; // bytes to parse
     bool headerDone = false;
     if (split) {
@@ -287,22 +279,14 @@ public:
   }
 
   std::optional<std::vector<CsvBatch>> batches(const std::string &key, int64_t elements, const CsvSplit *part) {
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      return cannotRead(errno);
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd};
     struct stat st;
-    if (::fstat(fd, &st) != 0)
-      return cannotRead(errno);
+    const int fd = openForReading(st);
+    if (fd < 0)
+      return std::nullopt;
+    Closer closer{fd};
     if (!S_ISREG(st.st_mode))
       return fail(path_ + ": a stochastic run reads the file in batches, so it must be a regular file");
     fileSize_ = static_cast<size_t>(st.st_size);
-#ifdef POSIX_FADV_SEQUENTIAL
-    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
     std::string head;
     size_t dataStart = 0;
     if (!readHeader(fd, head, dataStart))
@@ -433,6 +417,26 @@ public:
   }
 
 private:
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  };
+  /// Opens the file for a sequential read and stats it; -1 (the error set) on failure.
+  int openForReading(struct stat &st) {
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return cannotRead(errno), -1;
+    if (::fstat(fd, &st) != 0) {
+      cannotRead(errno);
+      ::close(fd);
+      return -1;
+    }
+#ifdef POSIX_FADV_SEQUENTIAL
+    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    return fd;
+  }
+
   std::nullopt_t fail(std::string message) {
     err_.message = std::move(message);
     return std::nullopt;

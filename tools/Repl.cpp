@@ -644,17 +644,23 @@ private:
     });
   }
 
-  void save(const std::vector<std::string> &args) {
-    if (args.size() != 1)
-      return error(":save takes one directory");
-    if (!needInference())
-      return;
+  /// The session's run as --out and --report describe one.
+  rt::RunSummary sessionSummary() const {
     rt::RunSummary s = summary_;
     s.compileSeconds = compileSeconds_;
     s.inferenceSeconds = inferenceSeconds_;
     s.options["command"] = "ppc repl";
     for (const auto &[k, v] : params_)
       s.options["param " + k] = v;
+    return s;
+  }
+
+  void save(const std::vector<std::string> &args) {
+    if (args.size() != 1)
+      return error(":save takes one directory");
+    if (!needInference())
+      return;
+    rt::RunSummary s = sessionSummary();
     std::string why;
     std::vector<rt::PosteriorTable> tables = inference_->posteriors();
     for (rt::PosteriorTable &p : inference_->predictions(*engine_)) // missing values' predictive
@@ -671,18 +677,9 @@ private:
       return error(":report takes one file: :report FILE.html");
     if (!needInference())
       return;
-    rt::RunSummary s = summary_;
-    s.compileSeconds = compileSeconds_;
-    s.inferenceSeconds = inferenceSeconds_;
+    rt::RunSummary s = sessionSummary();
     std::vector<rt::PosteriorTable> tables = inference_->posteriors();
-    ReportInput in;
-    in.command = "ppc repl (" + modelPath_ + ")";
-    in.modelPath = modelPath_;
-    in.modelSource = modelText_;
-    in.summary = &s;
-    in.tables = &tables;
-    in.vocab = vocab_;
-    in.scheduled = module_.get();
+    ReportInput in = reportOfRun(s, tables, modelPath_, modelText_, vocab_, module_.get());
     std::string why;
     if (!writeReport(args[0], in, why))
       return error(why);
@@ -766,10 +763,7 @@ private:
     });
     if (!ok)
       return;
-    out_ << "held-out " << result.file << ": ELBO " << llvm::format("%.10g", result.elbo) << " over "
-         << llvm::format("%.10g", result.observations) << " observations: "
-         << llvm::format("%.6f", result.perObservation) << " nats per observation, perplexity "
-         << llvm::format("%.4f", std::exp(-result.perObservation)) << "\n";
+    printHeldout(result, out_, /*iterations=*/false);
     summary_.heldout = result;
   }
 

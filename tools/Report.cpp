@@ -675,6 +675,21 @@ std::string renderReport(const ReportInput &in) {
   return h;
 }
 
+ReportInput reportOfRun(const rt::RunSummary &summary, const std::vector<rt::PosteriorTable> &tables,
+                        const std::string &modelPath, const std::string &modelSource,
+                        const std::vector<std::string> &vocab, const ir::Module *scheduled) {
+  ReportInput in;
+  auto command = summary.options.find("command");
+  in.command = command == summary.options.end() ? "" : command->second;
+  in.modelPath = modelPath;
+  in.modelSource = modelSource;
+  in.summary = &summary;
+  in.tables = &tables;
+  in.vocab = vocab;
+  in.scheduled = scheduled;
+  return in;
+}
+
 std::string checkReportPath(const std::string &path) {
   const fs::path p = fs::absolute(fs::path(path));
   std::error_code ec;

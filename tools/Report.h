@@ -33,6 +33,12 @@ struct ReportInput {
   const ir::Module *scheduled = nullptr;
 };
 
+/// A run's report input: its summary (the command from its options) and
+/// posteriors, the model, --vocab's words and the scheduled module.
+ReportInput reportOfRun(const rt::RunSummary &summary, const std::vector<rt::PosteriorTable> &tables,
+                        const std::string &modelPath, const std::string &modelSource,
+                        const std::vector<std::string> &vocab, const ir::Module *scheduled);
+
 /// The report's HTML.
 std::string renderReport(const ReportInput &in);
 /// Writes it to `path` atomically; false with `error` set.

@@ -35,6 +35,7 @@
 #include "runtime/VectorIsa.h"
 #include "tools/Driver.h"
 #include "tools/Report.h"
+#include "tools/UserPosteriors.h"
 
 #include <nlohmann/json.hpp>
 #include <llvm/Support/Format.h>
@@ -584,26 +585,13 @@ private:
                    << llvm::format("%.10g", summary.elbo.empty() ? 0.0 : summary.elbo.back()) << " ("
                    << llvm::format("%.3f", summary.inferenceSeconds) << " s)\n";
     printSummary(tables, vocab, llvm::outs());
-    if (summary.heldout) {
-      const rt::RunSummary::Heldout &h = *summary.heldout;
-      llvm::outs() << "held-out " << h.file << ": ELBO " << llvm::format("%.10g", h.elbo) << " over "
-                   << llvm::format("%.10g", h.observations) << " observations: "
-                   << llvm::format("%.6f", h.perObservation) << " nats per observation, perplexity "
-                   << llvm::format("%.4f", std::exp(-h.perObservation)) << "\n";
-    }
+    if (summary.heldout)
+      printHeldout(*summary.heldout, llvm::outs(), /*iterations=*/true);
     std::string error;
     if (!r_.out.empty() && !rt::writeOutputs(r_.out, summary, tables, error))
       return fail(error);
     if (!r_.report.empty()) {
-      ReportInput report;
-      report.command = summary.options.count("command") ? summary.options.at("command") : "";
-      report.modelPath = r_.modelPath;
-      report.modelSource = r_.source;
-      report.summary = &summary;
-      report.tables = &tables;
-      report.vocab = vocab;
-      report.scheduled = r_.module;
-      if (!writeReport(r_.report, report, error))
+      if (!writeReport(r_.report, reportOfRun(summary, tables, r_.modelPath, r_.source, vocab, r_.module), error))
         return fail(error);
     }
     return 0;

@@ -1,6 +1,10 @@
 //===- tools/UserPosteriors.cpp - --init, --given and held-out evaluation --===//
 #include "tools/UserPosteriors.h"
 
+#include <llvm/Support/Format.h>
+#include <llvm/Support/raw_ostream.h>
+#include <cmath>
+
 #include "codegen/exec/Executor.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/LLVMCodegen.h"
@@ -261,6 +265,16 @@ bool evaluateHeldout(const HeldoutOptions &h, const codegen::Inference &trained,
   out.perObservation = out.observations > 0 ? out.elbo / out.observations : 0.0;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return true;
+}
+
+void printHeldout(const rt::RunSummary::Heldout &h, llvm::raw_ostream &os, bool iterations) {
+  os << "held-out " << h.file << ": ELBO " << llvm::format("%.10g", h.elbo) << " over "
+     << llvm::format("%.10g", h.observations) << " observations: " << llvm::format("%.6f", h.perObservation)
+     << " nats per observation, perplexity " << llvm::format("%.4f", std::exp(-h.perObservation));
+  if (iterations)
+    os << " (" << (h.converged ? "converged" : "stopped") << " after " << h.iterations
+       << (h.iterations == 1 ? " iteration" : " iterations") << ")";
+  os << "\n";
 }
 
 } // namespace ppc

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+namespace llvm { class raw_ostream; }
+
 namespace ppc {
 namespace ir { class Module; struct Evaluation; }
 
@@ -79,5 +81,9 @@ struct HeldoutOptions {
 /// parameters, not a round trip through a CSV), run to convergence with the
 /// training's options; its ELBO is the held-out bound. Errors go to stderr.
 bool evaluateHeldout(const HeldoutOptions &options, const codegen::Inference &trained, rt::RunSummary::Heldout &out);
+
+/// "held-out FILE: ELBO ... nats per observation, perplexity ..." (and how
+/// its run ended, with `iterations`).
+void printHeldout(const rt::RunSummary::Heldout &h, llvm::raw_ostream &os, bool iterations);
 
 } // namespace ppc

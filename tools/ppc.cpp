@@ -384,12 +384,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
     rt::RunSummary::Heldout h;
     if (!flags.heldout(inference, h))
       return 1;
-    llvm::outs() << "held-out " << h.file << ": ELBO " << llvm::format("%.10g", h.elbo) << " over "
-                 << llvm::format("%.10g", h.observations) << " observations: "
-                 << llvm::format("%.6f", h.perObservation) << " nats per observation, perplexity "
-                 << llvm::format("%.4f", std::exp(-h.perObservation)) << " ("
-                 << (h.converged ? "converged" : "stopped") << " after " << h.iterations
-                 << (h.iterations == 1 ? " iteration" : " iterations") << ")\n";
+    printHeldout(h, llvm::outs(), /*iterations=*/true);
     summary.heldout = h;
   }
   if (!flags.out.empty() && !rt::writeOutputs(flags.out, summary, tables, error)) {
@@ -397,15 +392,8 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
     return 1;
   }
   if (!flags.report.empty()) {
-    ReportInput report;
-    report.command = summary.options.count("command") ? summary.options.at("command") : "";
-    report.modelPath = flags.modelPath;
-    report.modelSource = flags.modelSource;
-    report.summary = &summary;
-    report.tables = &tables;
-    report.vocab = vocab;
+    ReportInput report = reportOfRun(summary, tables, flags.modelPath, flags.modelSource, vocab, &module);
     report.observed = std::move(observed);
-    report.scheduled = &module;
     if (!writeReport(flags.report, report, error)) {
       llvm::errs() << "ppc: error: " << error << "\n";
       return 1;

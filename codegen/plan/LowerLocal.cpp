@@ -91,17 +91,7 @@ void PlanBuilder::emitFused(const Op &op, std::vector<Stmt> &out, Context &ctx) 
       // restarts help early and only coordinate ascent is monotone.
       if (p_.localRestart < 0)
         p_.localRestart = addBuffer("local.restart", false, 1);
-      Stmt guard;
-      guard.kind = Stmt::Kind::Loop;
-      guard.var = newVar();
-      guard.bound = p_.intConst(1);
-      guard.note = "restart the element's locals while local.restart is on";
-      Stmt off;
-      off.kind = Stmt::Kind::ExitBelow;
-      off.buffer = p_.localRestart;
-      off.index = p_.intConst(0);
-      off.threshold = 0.5;
-      guard.body.push_back(std::move(off));
+      Stmt guard = whileSwitchedOn(p_.localRestart, "restart the element's locals while local.restart is on");
       emitRestart(op, guard.body, inner);
       loop.body.push_back(std::move(guard));
     }
