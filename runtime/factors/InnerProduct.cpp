@@ -14,6 +14,9 @@
 #include "runtime/factors/Arithmetic.h"
 
 #include "runtime/VecMath.h"
+#include "runtime/kernels/PlateStatistics.h"
+
+#include <cstdlib>
 
 namespace {
 
@@ -64,44 +67,17 @@ void ppc_dot_to_right(int64_t D, const double* eta_m, const double* a, int64_t a
   ppc_dot_to_left(D, eta_m, a, a_full, w, dst);
 }
 
-// E x as a sum of E's rows scaled by x (E is symmetric): the inner loop runs
-// over a row's D entries without a reduction, so it vectorizes. (A
-// triangular form over four rows at a time and 4 x 8 register tiles both
-// measured slower on this host.)
+// The forward statistics of every row, the means X mu and the quadratic
+// forms x^T E x (N D^2 / 2 multiply-adds), in one pass over the rows in the
+// mixtures' register tiles sized to the vector ISA (ppc_row_forms,
+// runtime/kernels/PlateStatistics.cpp).
 PPC_ROW_KERNEL void ppc_dot_forward_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst) {
-  const double* mu = a;
-  const double* E = a + D;
-  constexpr int64_t kMaxD = 512;
-  double y[kMaxD];
-  for (int64_t i = 0; i < n; ++i) {
-    const double* x = X + i * D;
-    double mean = 0.0, second = 0.0;
-    for (int64_t c = 0; c < D; ++c)
-      mean += x[c] * mu[c];
-    if (D <= kMaxD) {
-      for (int64_t c = 0; c < D; ++c)
-        y[c] = 0.0;
-      for (int64_t r = 0; r < D; ++r) {
-        const double xr = x[r];
-        const double* row = E + r * D;
-        for (int64_t c = 0; c < D; ++c)
-          y[c] += xr * row[c];
-      }
-      for (int64_t c = 0; c < D; ++c)
-        second += x[c] * y[c];
-    } else {
-      for (int64_t r = 0; r < D; ++r) {
-        double t = 0.0;
-        for (int64_t c = 0; c < D; ++c)
-          t += E[r * D + c] * x[c];
-        second += x[r] * t;
-      }
-    }
-    dst[2 * i] = mean;
-    dst[2 * i + 1] = second;
-  }
+  ppc_row_forms(n, D, X, a, a + D, dst);
 }
 
+// The message's second part is sum_i e1_i x_i x_i^T (ppc_weighted_gram, the
+// mixtures' second-moment tiles); with the same e1 for every row (a Gaussian
+// child with a global precision) it is e1 X^T X, tabulated once in `gram`.
 PPC_ROW_KERNEL void ppc_dot_to_operand_rows(int64_t n, int64_t D, const double* eta, const double* X, double w,
                                             double* gram, double* dst) {
   double* P = dst + D;
@@ -113,35 +89,25 @@ PPC_ROW_KERNEL void ppc_dot_to_operand_rows(int64_t n, int64_t D, const double* 
       dst[c] += e0 * x[c];
     same = same && eta[2 * i + 1] == eta[1];
   }
-  if (same && gram) { // the same e1 for every row: X^T X, tabulated once
+  double* weights = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n > 0 ? n : 1)));
+  if (same && gram) {
     if (gram[0] != 1.0) {
-      double* G = gram + 1;
+      for (int64_t i = 0; i < n; ++i)
+        weights[i] = 1.0;
       for (int64_t k = 0; k < D * D; ++k)
-        G[k] = 0.0;
-      for (int64_t i = 0; i < n; ++i) {
-        const double* x = X + i * D;
-        for (int64_t r = 0; r < D; ++r) {
-          const double xr = x[r];
-          for (int64_t c = 0; c < D; ++c)
-            G[r * D + c] += xr * x[c];
-        }
-      }
+        gram[1 + k] = 0.0;
+      ppc_weighted_gram(n, D, weights, X, gram + 1);
       gram[0] = 1.0;
     }
     const double e1 = w * eta[1];
     for (int64_t k = 0; k < D * D; ++k)
       P[k] += e1 * gram[1 + k];
-    return;
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      weights[i] = w * eta[2 * i + 1];
+    ppc_weighted_gram(n, D, weights, X, P);
   }
-  for (int64_t i = 0; i < n; ++i) {
-    const double e1 = w * eta[2 * i + 1];
-    const double* x = X + i * D;
-    for (int64_t r = 0; r < D; ++r) {
-      const double s = e1 * x[r];
-      for (int64_t c = 0; c < D; ++c)
-        P[r * D + c] += s * x[c];
-    }
-  }
+  std::free(weights);
 }
 
 }  // extern "C"

@@ -186,21 +186,29 @@ __attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, c
 /// x_i^T U_j x_i + lin_j^T x_i for R data rows at a time and every case j,
 /// U_j upper triangular (Dp x Dp, zero padded), lin_j (Dp, zero padded):
 /// (x^T U + lin^T) in tiles of 2W columns accumulated in registers over the
-/// rows of U, then dotted with x.
-template <int W, int R>
+/// rows of U, then dotted with x. Split: the linear forms lin_j^T x_i go to
+/// `linear` instead (a regression's means and second moments in one pass).
+template <int W, int R, bool Split = false>
 __attribute__((always_inline)) inline void quadraticForms(int64_t n, int64_t k, int64_t D, const double* x,
                                                           int64_t Dp, const double* U, const double* lin,
-                                                          double* quad, double* work) {
+                                                          double* quad, double* work, double* linear = nullptr) {
   constexpr int64_t C = 2 * W;
   double* xp = work; // R x Dp
   for (int64_t i0 = 0; i0 < n; i0 += R) {
     const int64_t m = std::min<int64_t>(R, n - i0);
-    for (int64_t r = 0; r < R; ++r)
-      for (int64_t a = 0; a < Dp; ++a) xp[r * Dp + a] = r < m && a < D ? x[(i0 + r) * D + a] : 0.0;
+    // The next rows from memory while these are computed (a regression's
+    // k = 1 would otherwise wait for each block: one GEMV's traffic).
+    if (i0 + 2 * R <= n)
+      for (int64_t c = 0; c < R * D; c += 8) __builtin_prefetch(x + (i0 + R) * D + c);
+    for (int64_t r = 0; r < R; ++r) { // rows padded with zeros (and zero rows past the last)
+      const int64_t copied = r < m ? D : 0;
+      if (copied) std::memcpy(xp + r * Dp, x + (i0 + r) * D, sizeof(double) * static_cast<size_t>(D));
+      std::memset(xp + r * Dp + copied, 0, sizeof(double) * static_cast<size_t>(Dp - copied));
+    }
     for (int64_t j = 0; j < k; ++j) {
       const double* Uj = U + j * Dp * Dp;
-      typename Lanes<W>::Vec q[R];
-      for (int r = 0; r < R; ++r) q[r] = PPC_VZERO(W);
+      typename Lanes<W>::Vec q[R], ql[R];
+      for (int r = 0; r < R; ++r) q[r] = ql[r] = PPC_VZERO(W);
       for (int64_t b0 = 0; b0 < Dp; b0 += C) {
         typename Lanes<W>::Vec acc[R][2];
         for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = PPC_VZERO(W);
@@ -214,13 +222,24 @@ __attribute__((always_inline)) inline void quadraticForms(int64_t n, int64_t k, 
           }
         }
         const auto l0 = PPC_VLOAD(W, lin + j * Dp + b0), l1 = PPC_VLOAD(W, lin + j * Dp + b0 + W);
-        for (int r = 0; r < R; ++r)
-          q[r] += (acc[r][0] + l0) * PPC_VLOAD(W, xp + r * Dp + b0) + (acc[r][1] + l1) * PPC_VLOAD(W, xp + r * Dp + b0 + W);
+        for (int r = 0; r < R; ++r) {
+          const auto x0 = PPC_VLOAD(W, xp + r * Dp + b0), x1 = PPC_VLOAD(W, xp + r * Dp + b0 + W);
+          if constexpr (Split) {
+            q[r] += acc[r][0] * x0 + acc[r][1] * x1;
+            ql[r] += l0 * x0 + l1 * x1;
+          } else {
+            q[r] += (acc[r][0] + l0) * x0 + (acc[r][1] + l1) * x1;
+          }
+        }
       }
       for (int64_t r = 0; r < m; ++r) {
-        double s = 0.0;
+        double s = 0.0, sl = 0.0;
         for (int c = 0; c < W; ++c) s += q[r][c];
         quad[(i0 + r) * k + j] = s;
+        if constexpr (Split) {
+          for (int c = 0; c < W; ++c) sl += ql[r][c];
+          linear[(i0 + r) * k + j] = sl;
+        }
       }
     }
   }
@@ -273,6 +292,65 @@ __attribute__((always_inline)) inline void momentProducts(int64_t n, int64_t k, 
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < k; ++j) out[i * k + j] += offsets[j];
   std::free(U);
+}
+
+/// dst[2i] = x_i . mu and dst[2i + 1] = x_i^T H x_i (H symmetric): one pass
+/// over the rows for both.
+template <int W, int R>
+__attribute__((always_inline)) inline void rowForms(int64_t n, int64_t D, const double* x, const double* mu,
+                                                    const double* H, double* dst) {
+  const int64_t Dp = (D + 2 * W - 1) / (2 * W) * (2 * W);
+  constexpr int64_t kChunk = 256;
+  double* U = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(Dp * Dp + Dp + R * Dp + 2 * kChunk)));
+  double* lin = U + Dp * Dp;
+  double* work = lin + Dp;
+  double* quad = work + R * Dp;
+  double* linear = quad + kChunk;
+  for (int64_t a = 0; a < Dp; ++a)
+    for (int64_t b = 0; b < Dp; ++b)
+      U[a * Dp + b] = a >= D || b >= D || b < a ? 0.0 : (b == a ? H[a * D + a] : H[a * D + b] + H[b * D + a]);
+  for (int64_t a = 0; a < Dp; ++a) lin[a] = a < D ? mu[a] : 0.0;
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    quadraticForms<W, R, true>(m, 1, D, x + i0 * D, Dp, U, lin, quad, work, linear);
+    for (int64_t i = 0; i < m; ++i) {
+      dst[2 * (i0 + i)] = linear[i];
+      dst[2 * (i0 + i) + 1] = quad[i];
+    }
+  }
+  std::free(U);
+}
+
+/// G += sum_i w_i x_i x_i^T (both triangles): the second moments' tiles for
+/// one case, their upper triangle mirrored.
+template <int W, int R>
+__attribute__((always_inline)) inline void weightedGram(int64_t n, int64_t D, const double* w, const double* x,
+                                                        double* G) {
+  if (D <= kSmallDimension) { // a tile would be mostly padding: row by row, vectorized over a row
+    for (int64_t i = 0; i < n; ++i) {
+      const double* xi = x + i * D;
+      for (int64_t a = 0; a < D; ++a) {
+        const double s = w[i] * xi[a];
+        for (int64_t b = 0; b < D; ++b) G[a * D + b] += s * xi[b];
+      }
+    }
+    return;
+  }
+  const int64_t Dp = (D + 2 * W - 1) / (2 * W) * (2 * W);
+  const size_t size = static_cast<size_t>(Dp * Dp + D + 1 + kBlockRows * Dp + (Dp + R) * kBlockRows);
+  double* S = static_cast<double*>(std::malloc(sizeof(double) * size));
+  double* first = S + Dp * Dp;
+  double* total = first + D;
+  std::memset(S, 0, sizeof(double) * static_cast<size_t>(Dp * Dp + D + 1));
+  secondMoments<W, R>(n, 1, w, D, x, Dp, S, first, total, total + 1);
+  for (int64_t a = 0; a < D; ++a) {
+    G[a * D + a] += S[a * Dp + a];
+    for (int64_t b = a + 1; b < D; ++b) {
+      G[a * D + b] += S[a * Dp + b];
+      G[b * D + a] += S[a * Dp + b];
+    }
+  }
+  std::free(S);
 }
 
 /// Column sums sum_i w_ij x_i for every case j (k x D into S, k x Dp zeroed
@@ -493,6 +571,20 @@ PPC_TARGET_AVX2 void momentProductsAvx2(int64_t n, int64_t k, int64_t D, const d
                                         const double* offsets, double* out) {
   momentProducts<4, 6>(n, k, D, x, eta, offsets, out);
 }
+PPC_TARGET_AVX512 void rowFormsAvx512(int64_t n, int64_t D, const double* x, const double* mu, const double* H,
+                                     double* dst) {
+  rowForms<8, 8>(n, D, x, mu, H, dst);
+}
+PPC_TARGET_AVX2 void rowFormsAvx2(int64_t n, int64_t D, const double* x, const double* mu, const double* H,
+                                 double* dst) {
+  rowForms<4, 6>(n, D, x, mu, H, dst);
+}
+PPC_TARGET_AVX512 void weightedGramAvx512(int64_t n, int64_t D, const double* w, const double* x, double* G) {
+  weightedGram<8, 8>(n, D, w, x, G);
+}
+PPC_TARGET_AVX2 void weightedGramAvx2(int64_t n, int64_t D, const double* w, const double* x, double* G) {
+  weightedGram<4, 6>(n, D, w, x, G);
+}
 PPC_TARGET_AVX512 void weightedColumnMeansAvx512(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
                                                  double* means, double* totals) {
   weightedColumnMeans<8, 5>(n, k, w, D, x, means, totals);
@@ -572,6 +664,56 @@ PPC_DISPATCHED_KERNEL void ppc_gaussian_moment_products(int64_t n, int64_t k, in
   }
 #endif
   momentProducts<2, 4>(n, k, D, x, eta, offsets, out);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_quadratic_forms(int64_t n, int64_t D, const double* x, const double* H,
+                                               double* out) {
+  // <T(x), (0, H)> = x^T H x: the mixtures' moment products for one case.
+  double* eta = static_cast<double*>(std::calloc(static_cast<size_t>(D + D * D), sizeof(double)));
+  std::memcpy(eta + D, H, sizeof(double) * static_cast<size_t>(D * D));
+  const double zero = 0.0;
+  ppc_gaussian_moment_products(n, 1, D, x, eta, &zero, out);
+  std::free(eta);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_row_forms(int64_t n, int64_t D, const double* x, const double* mu, const double* H,
+                                         double* dst) {
+  if (D <= kSmallDimension) { // a tile would be mostly padding: row by row, H x as a sum of H's rows
+    double y[kSmallDimension];
+    for (int64_t i = 0; i < n; ++i) {
+      const double* xi = x + i * D;
+      double mean = 0.0, second = 0.0;
+      for (int64_t c = 0; c < D; ++c) {
+        mean += xi[c] * mu[c];
+        y[c] = 0.0;
+      }
+      for (int64_t r = 0; r < D; ++r)
+        for (int64_t c = 0; c < D; ++c) y[c] += xi[r] * H[r * D + c];
+      for (int64_t c = 0; c < D; ++c) second += xi[c] * y[c];
+      dst[2 * i] = mean;
+      dst[2 * i + 1] = second;
+    }
+    return;
+  }
+#ifdef PPC_HAVE_ISA_COPIES
+  switch (ppc::rt::vectorIsa()) {
+  case ppc::rt::VectorIsa::Avx512: return rowFormsAvx512(n, D, x, mu, H, dst);
+  case ppc::rt::VectorIsa::Avx2: return rowFormsAvx2(n, D, x, mu, H, dst);
+  case ppc::rt::VectorIsa::Baseline: break;
+  }
+#endif
+  rowForms<2, 4>(n, D, x, mu, H, dst);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_weighted_gram(int64_t n, int64_t D, const double* w, const double* x, double* G) {
+#ifdef PPC_HAVE_ISA_COPIES
+  switch (ppc::rt::vectorIsa()) {
+  case ppc::rt::VectorIsa::Avx512: return weightedGramAvx512(n, D, w, x, G);
+  case ppc::rt::VectorIsa::Avx2: return weightedGramAvx2(n, D, w, x, G);
+  case ppc::rt::VectorIsa::Baseline: break;
+  }
+#endif
+  weightedGram<2, 4>(n, D, w, x, G);
 }
 
 PPC_DISPATCHED_KERNEL void ppc_weighted_column_means(int64_t n, int64_t k, const double* w, int64_t D,
@@ -679,6 +821,9 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_linear_forms),
     PPC_SYMBOL(ppc_binary_column_means),
     PPC_SYMBOL(ppc_binary_linear_forms),
+    PPC_SYMBOL(ppc_quadratic_forms),
+    PPC_SYMBOL(ppc_row_forms),
+    PPC_SYMBOL(ppc_weighted_gram),
 };
 } // namespace
 

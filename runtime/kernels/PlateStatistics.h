@@ -42,4 +42,13 @@ void ppc_binary_column_means(int64_t n, int64_t k, const double* w, int64_t D, c
 void ppc_binary_linear_forms(int64_t n, int64_t k, int64_t D, const int64_t* rows, const int64_t* columns,
                              const double* eta, const double* offsets, double* out);
 
+// ===== Dense products of a regression's known rows (runtime/factors/InnerProduct.cpp) =====
+/// out[i] = x_i^T H x_i for the n rows x_i of D doubles and H symmetric (D x D, row-major).
+void ppc_quadratic_forms(int64_t n, int64_t D, const double* x, const double* H, double* out);
+/// dst[2i] = x_i . mu and dst[2i + 1] = x_i^T H x_i (H symmetric): an inner
+/// product's forward statistics for known rows, in one pass over them.
+void ppc_row_forms(int64_t n, int64_t D, const double* x, const double* mu, const double* H, double* dst);
+/// G += sum_i w[i] x_i x_i^T (D x D, row-major, both triangles) for the n rows x_i of D doubles.
+void ppc_weighted_gram(int64_t n, int64_t D, const double* w, const double* x, double* G);
+
 }  // extern "C"

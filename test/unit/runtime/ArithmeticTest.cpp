@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Operators.h"
+#include "runtime/VectorIsa.h"
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -259,10 +261,21 @@ TEST(Arithmetic, SoftmaxForwardBoundsMonteCarlo) {
 
 namespace {
 // The whole-plate kernels of codegen/transforms/BatchDot.cpp against the
-// per-row ones: the forward statistics of 7 rows (a block of 4 and the
-// rest), and the message with and without the X^T X table.
-TEST(Arithmetic, RowKernelsEqualPerRowCalls) {
-  const int64_t n = 7, D = 5;
+// per-row ones: the forward statistics of n rows and the message with and
+// without the X^T X table. D = 5 takes the kernels' row-by-row path, D = 37
+// their register tiles (not a multiple of a tile's columns); 7 rows are
+// fewer than a tile's, 301 span two of the forward kernel's chunks of 256;
+// on every vector ISA this CPU runs (ppc --cpu chooses among them).
+class RowKernels : public ::testing::TestWithParam<std::pair<int64_t, int64_t>> {};
+INSTANTIATE_TEST_SUITE_P(DimensionsAndRows, RowKernels,
+                         ::testing::Values(std::pair<int64_t, int64_t>{5, 7}, std::pair<int64_t, int64_t>{37, 7},
+                                           std::pair<int64_t, int64_t>{37, 301}, std::pair<int64_t, int64_t>{16, 301}));
+TEST_P(RowKernels, EqualPerRowCalls) {
+  for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
+  std::string error;
+  ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::VectorIsa(level), error)) << error;
+  SCOPED_TRACE(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))));
+  const int64_t D = GetParam().first, n = GetParam().second;
   std::vector<double> X(size_t(n * D)), a(size_t(D + D * D)), eta(size_t(2 * n));
   for (int64_t k = 0; k < n * D; ++k)
     X[size_t(k)] = std::sin(0.7 * double(k) + 0.3);
@@ -276,7 +289,7 @@ TEST(Arithmetic, RowKernelsEqualPerRowCalls) {
   for (int64_t i = 0; i < n; ++i) {
     one = {0, 0};
     ppc_dot_forward(D, a.data(), 1, X.data() + i * D, 0, one.data());
-    EXPECT_NEAR(rows[size_t(2 * i)], one[0], 1e-12);
+    EXPECT_NEAR(rows[size_t(2 * i)], one[0], 1e-12 * (1 + std::abs(one[0])));
     EXPECT_NEAR(rows[size_t(2 * i + 1)], one[1], 1e-12 * std::abs(one[1]));
   }
   for (bool same : {true, false}) {
@@ -289,8 +302,11 @@ TEST(Arithmetic, RowKernelsEqualPerRowCalls) {
     for (int64_t i = 0; i < n; ++i)
       ppc_dot_to_left(D, eta.data() + 2 * i, X.data() + i * D, 0, 1.5, perRow.data());
     for (size_t k = 0; k < batched.size(); ++k)
-      EXPECT_NEAR(batched[k], perRow[k], 1e-12) << (same ? "table " : "rows ") << k;
+      EXPECT_NEAR(batched[k], perRow[k], 1e-12 * (1 + std::abs(perRow[k]))) << (same ? "table " : "rows ") << k;
     EXPECT_EQ(gram[0], same ? 1.0 : 0.0); // the table is built only when every e1 is the same
   }
+  }
+  std::string error;
+  ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
 }
 } // namespace
