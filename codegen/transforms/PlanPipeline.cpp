@@ -39,6 +39,14 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        "an inner product with a known operand (w.dot(x(i))) runs on blocks of rows before and after its data "
        "loop, its message's X^T X tabulated once",
        batchInnerProducts},
+      {"variance-sums",
+       "an inner product's per-row variances x_i^T Cov x_i, where only their sum is read (a Gaussian child "
+       "with a global precision), become tr(Cov X^T X) from X^T X tabulated once",
+       deferInnerProductVariances},
+      {"affine-rows",
+       "an inner product's message rows affine in one data column (a Gaussian child's tau (y_i - b)) are summed "
+       "from X^T 1, X^T y and X^T X tabulated once",
+       sumAffineMessageRows},
       {"row-fission", "statistics and entropy calls that end a loop run on all its rows after it", hoistRowKernels},
       {"column-fission", "datum-major column sums into a posterior's rows become one tiled parallel loop",
        splitColumnSums},

@@ -43,6 +43,16 @@ void callsOnRowBlocks(Plan &p, ExprId bound, int64_t rowsPerBlock, bool parallel
 /// statistics before the data loop and their messages after it, as calls on
 /// blocks of rows, with X^T X tabulated once (BatchDot.cpp).
 int batchInnerProducts(Plan &p);
+
+/// Where every reader of an inner product's rows of second moments sums
+/// them affinely with the same coefficient per row, the rows' variances
+/// x_i^T Cov x_i become one sum tr(Cov X^T X) (VarianceSums.cpp).
+int deferInnerProductVariances(Plan &p);
+
+/// An inner product's message rows that are affine in one data column (a
+/// Gaussian child's e_i = (tau (y_i - b), -tau / 2)) are summed from X^T 1,
+/// X^T y and X^T X tabulated once, not from a pass over X (AffineRows.cpp).
+int sumAffineMessageRows(Plan &p);
 int hoistRowKernels(Plan &p);
 
 /// Parallel loops over a posterior's rows that add column k of a

@@ -85,4 +85,26 @@ void ppc_dot_forward_rows(int64_t n, int64_t D, const double* a, const double* X
 void ppc_dot_to_operand_rows(int64_t n, int64_t D, const double* eta, const double* X, double w, double* gram,
                              double* dst);
 
+// The same forward statistics with the variances deferred to a sum
+// (codegen/transforms/VarianceSums.cpp): where every reader of the rows'
+// second moments is affine in them with the same coefficient for every row,
+// only sum_i x_i^T Cov x_i = tr(Cov X^T X) is needed, from a table of X^T X.
+/// dst[i] = (x_i . mu, (x_i . mu)^2): the rows' moments without their variances.
+void ppc_dot_forward_rows_mean(int64_t n, int64_t D, const double* a, const double* X, double* dst);
+/// shadow = (0, sum_i x_i^T (E - mu mu^T) x_i) over the n rows of X, from
+/// `gram` (a memo as for ppc_dot_to_operand_rows); snapshot = a (the
+/// statistics the rows' variances are of, for ppc_dot_add_variance_rows).
+void ppc_dot_variance_sum(int64_t n, int64_t D, const double* a, const double* X, double* gram, double* snapshot,
+                          double* shadow);
+/// ppc_dot_to_operand_rows (weight w, into dst) for rows eta_i affine in a
+/// data column y (codegen/transforms/AffineRows.cpp): eta_i = at0 + (at1 -
+/// at0) y_i, at0 and at1 the rows at y = 0 and 1. The sums come from
+/// `tables` (a memo of 2 + 2D + D*D doubles: a flag, X^T 1, X^T y, then a
+/// flag and X^T X);
+/// where e1 varies with y, its part from the rows eta themselves.
+void ppc_dot_to_operand_affine(int64_t n, int64_t D, const double* at0, const double* at1, const double* eta,
+                               const double* X, const double* y, double w, double* tables, double* dst);
+/// dst[2i + 1] += x_i^T (E - mu mu^T) x_i: the deferred variances put back.
+void ppc_dot_add_variance_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst);
+
 }  // extern "C"

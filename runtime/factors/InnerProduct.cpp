@@ -25,6 +25,20 @@ inline double secondMoment(const double* x, int64_t full, int64_t D, int64_t i, 
   return full ? x[D + i * D + j] : x[i] * x[j];
 }
 
+/// X^T X in gram[1..] (gram[0] = 1 once computed): a memo of the data.
+void tabulateGram(int64_t n, int64_t D, const double* X, double* gram) {
+  if (gram[0] == 1.0)
+    return;
+  for (int64_t k = 0; k < D * D; ++k)
+    gram[1 + k] = 0.0;
+  double* ones = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n > 0 ? n : 1)));
+  for (int64_t i = 0; i < n; ++i)
+    ones[i] = 1.0;
+  ppc_weighted_gram(n, D, ones, X, gram + 1);
+  std::free(ones);
+  gram[0] = 1.0;
+}
+
 } // namespace
 
 extern "C" {
@@ -89,25 +103,94 @@ PPC_ROW_KERNEL void ppc_dot_to_operand_rows(int64_t n, int64_t D, const double* 
       dst[c] += e0 * x[c];
     same = same && eta[2 * i + 1] == eta[1];
   }
-  double* weights = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n > 0 ? n : 1)));
   if (same && gram) {
-    if (gram[0] != 1.0) {
-      for (int64_t i = 0; i < n; ++i)
-        weights[i] = 1.0;
-      for (int64_t k = 0; k < D * D; ++k)
-        gram[1 + k] = 0.0;
-      ppc_weighted_gram(n, D, weights, X, gram + 1);
-      gram[0] = 1.0;
-    }
+    tabulateGram(n, D, X, gram);
     const double e1 = w * eta[1];
     for (int64_t k = 0; k < D * D; ++k)
       P[k] += e1 * gram[1 + k];
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      weights[i] = w * eta[2 * i + 1];
-    ppc_weighted_gram(n, D, weights, X, P);
+    return;
   }
+  double* weights = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n > 0 ? n : 1)));
+  for (int64_t i = 0; i < n; ++i)
+    weights[i] = w * eta[2 * i + 1];
+  ppc_weighted_gram(n, D, weights, X, P);
   std::free(weights);
+}
+
+PPC_ROW_KERNEL void ppc_dot_forward_rows_mean(int64_t n, int64_t D, const double* a, const double* X, double* dst) {
+  constexpr int64_t kChunk = 256;
+  double means[kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = n - i0 < kChunk ? n - i0 : kChunk;
+    ppc_row_dots(m, D, X + i0 * D, a, means);
+    for (int64_t i = 0; i < m; ++i) {
+      dst[2 * (i0 + i)] = means[i];
+      dst[2 * (i0 + i) + 1] = means[i] * means[i];
+    }
+  }
+}
+
+void ppc_dot_variance_sum(int64_t n, int64_t D, const double* a, const double* X, double* gram, double* snapshot,
+                          double* shadow) {
+  tabulateGram(n, D, X, gram);
+  double total = 0.0;
+  for (int64_t r = 0; r < D; ++r)
+    for (int64_t c = 0; c < D; ++c)
+      total += (a[D + r * D + c] - a[r] * a[c]) * gram[1 + r * D + c];
+  for (int64_t k = 0; k < D + D * D; ++k)
+    snapshot[k] = a[k];
+  shadow[0] = 0.0;
+  shadow[1] = total;
+}
+
+void ppc_dot_to_operand_affine(int64_t n, int64_t D, const double* at0, const double* at1, const double* eta,
+                               const double* X, const double* y, double w, double* tables, double* dst) {
+  double* ones = tables + 1;
+  double* ys = ones + D;
+  double* gram = ys + D; // a memo of its own (ppc_dot_to_operand_rows's layout)
+  if (tables[0] != 1.0) {
+    for (int64_t c = 0; c < D; ++c)
+      ones[c] = ys[c] = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double* x = X + i * D;
+      for (int64_t c = 0; c < D; ++c) {
+        ones[c] += x[c];
+        ys[c] += y[i] * x[c];
+      }
+    }
+    tables[0] = 1.0;
+  }
+  const double a0 = at0[0], b0 = at1[0] - at0[0], a1 = at0[1], b1 = at1[1] - at0[1];
+  for (int64_t c = 0; c < D; ++c)
+    dst[c] += w * (a0 * ones[c] + b0 * ys[c]);
+  double* P = dst + D;
+  if (b1 == 0.0) { // the same e1 for every row
+    tabulateGram(n, D, X, gram);
+    for (int64_t k = 0; k < D * D; ++k)
+      P[k] += w * a1 * gram[1 + k];
+    return;
+  }
+  double* weights = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n > 0 ? n : 1)));
+  for (int64_t i = 0; i < n; ++i)
+    weights[i] = w * eta[2 * i + 1];
+  ppc_weighted_gram(n, D, weights, X, P);
+  std::free(weights);
+}
+
+PPC_ROW_KERNEL void ppc_dot_add_variance_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst) {
+  constexpr int64_t kChunk = 256;
+  double* cov = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(D * D)));
+  for (int64_t r = 0; r < D; ++r)
+    for (int64_t c = 0; c < D; ++c)
+      cov[r * D + c] = a[D + r * D + c] - a[r] * a[c];
+  double forms[kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = n - i0 < kChunk ? n - i0 : kChunk;
+    ppc_quadratic_forms(m, D, X + i0 * D, cov, forms);
+    for (int64_t i = 0; i < m; ++i)
+      dst[2 * (i0 + i) + 1] += forms[i];
+  }
+  std::free(cov);
 }
 
 }  // extern "C"
@@ -119,6 +202,8 @@ PPC_ROW_KERNEL void ppc_dot_to_operand_rows(int64_t n, int64_t D, const double* 
 
 PPC_DECLARE_CLONES(ppc_dot_forward_rows)
 PPC_DECLARE_CLONES(ppc_dot_to_operand_rows)
+PPC_DECLARE_CLONES(ppc_dot_forward_rows_mean)
+PPC_DECLARE_CLONES(ppc_dot_add_variance_rows)
 
 namespace ppc::rt::factors {
 
@@ -141,6 +226,10 @@ constexpr KernelPattern kPatterns[] = {
 const RuntimeSymbol kSymbols[] = {
     PPC_ROW_SYMBOL(ppc_dot_forward_rows),
     PPC_ROW_SYMBOL(ppc_dot_to_operand_rows),
+    PPC_ROW_SYMBOL(ppc_dot_forward_rows_mean),
+    PPC_ROW_SYMBOL(ppc_dot_add_variance_rows),
+    PPC_SYMBOL(ppc_dot_variance_sum),
+    PPC_SYMBOL(ppc_dot_to_operand_affine),
     PPC_SYMBOL(ppc_dot_forward),
     PPC_SYMBOL(ppc_dot_to_left),
     PPC_SYMBOL(ppc_dot_to_right),

@@ -294,6 +294,35 @@ __attribute__((always_inline)) inline void momentProducts(int64_t n, int64_t k, 
   std::free(U);
 }
 
+/// out[i] = x_i . v for the n rows of x: four rows at a time, each a
+/// vector accumulator over its columns (a GEMV, bound by reading x).
+template <int W>
+__attribute__((always_inline)) inline void rowDots(int64_t n, int64_t D, const double* x, const double* v,
+                                                   double* out) {
+  constexpr int R = 4;
+  int64_t i0 = 0;
+  for (; i0 + R <= n; i0 += R) {
+    typename Lanes<W>::Vec acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = PPC_VZERO(W);
+    int64_t c = 0;
+    for (; c + W <= D; c += W) {
+      const auto vc = PPC_VLOAD(W, v + c);
+      for (int r = 0; r < R; ++r) acc[r] += PPC_VLOAD(W, x + (i0 + r) * D + c) * vc;
+    }
+    for (int r = 0; r < R; ++r) {
+      double t = 0.0;
+      for (int l = 0; l < W; ++l) t += acc[r][l];
+      for (int64_t e = c; e < D; ++e) t += x[(i0 + r) * D + e] * v[e];
+      out[i0 + r] = t;
+    }
+  }
+  for (; i0 < n; ++i0) {
+    double t = 0.0;
+    for (int64_t e = 0; e < D; ++e) t += x[i0 * D + e] * v[e];
+    out[i0] = t;
+  }
+}
+
 /// dst[2i] = x_i . mu and dst[2i + 1] = x_i^T H x_i (H symmetric): one pass
 /// over the rows for both.
 template <int W, int R>
@@ -579,6 +608,12 @@ PPC_TARGET_AVX2 void rowFormsAvx2(int64_t n, int64_t D, const double* x, const d
                                  double* dst) {
   rowForms<4, 6>(n, D, x, mu, H, dst);
 }
+PPC_TARGET_AVX512 void rowDotsAvx512(int64_t n, int64_t D, const double* x, const double* v, double* out) {
+  rowDots<8>(n, D, x, v, out);
+}
+PPC_TARGET_AVX2 void rowDotsAvx2(int64_t n, int64_t D, const double* x, const double* v, double* out) {
+  rowDots<4>(n, D, x, v, out);
+}
 PPC_TARGET_AVX512 void weightedGramAvx512(int64_t n, int64_t D, const double* w, const double* x, double* G) {
   weightedGram<8, 8>(n, D, w, x, G);
 }
@@ -705,6 +740,17 @@ PPC_DISPATCHED_KERNEL void ppc_row_forms(int64_t n, int64_t D, const double* x, 
   rowForms<2, 4>(n, D, x, mu, H, dst);
 }
 
+PPC_DISPATCHED_KERNEL void ppc_row_dots(int64_t n, int64_t D, const double* x, const double* v, double* out) {
+#ifdef PPC_HAVE_ISA_COPIES
+  switch (ppc::rt::vectorIsa()) {
+  case ppc::rt::VectorIsa::Avx512: return rowDotsAvx512(n, D, x, v, out);
+  case ppc::rt::VectorIsa::Avx2: return rowDotsAvx2(n, D, x, v, out);
+  case ppc::rt::VectorIsa::Baseline: break;
+  }
+#endif
+  rowDots<2>(n, D, x, v, out);
+}
+
 PPC_DISPATCHED_KERNEL void ppc_weighted_gram(int64_t n, int64_t D, const double* w, const double* x, double* G) {
 #ifdef PPC_HAVE_ISA_COPIES
   switch (ppc::rt::vectorIsa()) {
@@ -823,6 +869,7 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_binary_linear_forms),
     PPC_SYMBOL(ppc_quadratic_forms),
     PPC_SYMBOL(ppc_row_forms),
+    PPC_SYMBOL(ppc_row_dots),
     PPC_SYMBOL(ppc_weighted_gram),
 };
 } // namespace

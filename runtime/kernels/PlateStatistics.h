@@ -48,6 +48,8 @@ void ppc_quadratic_forms(int64_t n, int64_t D, const double* x, const double* H,
 /// dst[2i] = x_i . mu and dst[2i + 1] = x_i^T H x_i (H symmetric): an inner
 /// product's forward statistics for known rows, in one pass over them.
 void ppc_row_forms(int64_t n, int64_t D, const double* x, const double* mu, const double* H, double* dst);
+/// out[i] = x_i . v for the n rows x_i of D doubles (a GEMV).
+void ppc_row_dots(int64_t n, int64_t D, const double* x, const double* v, double* out);
 /// G += sum_i w[i] x_i x_i^T (D x D, row-major, both triangles) for the n rows x_i of D doubles.
 void ppc_weighted_gram(int64_t n, int64_t D, const double* w, const double* x, double* G);
 

@@ -303,9 +303,10 @@ TEST(Inference, RowKernelFissionKeepsEveryExamplesIterations) {
 // codegen/transforms/BatchDot.cpp: inner products with known rows on blocks
 // of rows (and X^T X tabulated) give the same traces and posteriors as the
 // per-datum calls, on one thread and on two, for every example; it applies to
-// the regression, on a data set long enough for several blocks too.
+// the regression, on a data set long enough for several blocks too, with the
+// variances summed and the messages from the data's tables.
 TEST(Inference, BatchDotKeepsEveryExamplesIterations) {
-  size_t batched = 0;
+  size_t batched = 0, tabulated = 0;
   std::vector<Example> all = examples();
   {
     std::string rows = "x0,x1,x2,y\n"; // 5000 rows: two whole blocks of 2048 and the rest
@@ -327,12 +328,19 @@ TEST(Inference, BatchDotKeepsEveryExamplesIterations) {
       auto perDatum = fit(readAll(examplePath(ex.model)), ex.files, o);
       ASSERT_TRUE(blocked->ok) << blocked->error;
       ASSERT_TRUE(perDatum->ok) << perDatum->error;
-      if (threads == 1 && codegen::printPlan(*blocked->plan).find("ppc_dot_to_operand_rows") != std::string::npos)
+      const std::string plan = codegen::printPlan(*blocked->plan);
+      if (threads == 1 && plan.find("ppc_dot_to_operand_") != std::string::npos)
         ++batched;
+      if (threads == 1 && plan.find("ppc_dot_variance_sum") != std::string::npos &&
+          plan.find("ppc_dot_to_operand_affine") != std::string::npos)
+        ++tabulated;
       expectSameRun(*blocked, *perDatum, 1e-10, 1e-9, /*withScratch=*/true);
     }
   }
   EXPECT_GE(batched, 2u); // the regression on Boston and on the long data set
+  // ... where variance-sums and affine-rows then read X once an iteration
+  // (VarianceSums.cpp, AffineRows.cpp): the same runs as per datum.
+  EXPECT_GE(tabulated, 2u);
 }
 
 // codegen/transforms/ProductNormalizerFusion.cpp: products normalized and sent on in

@@ -305,6 +305,47 @@ TEST_P(RowKernels, EqualPerRowCalls) {
       EXPECT_NEAR(batched[k], perRow[k], 1e-12 * (1 + std::abs(perRow[k]))) << (same ? "table " : "rows ") << k;
     EXPECT_EQ(gram[0], same ? 1.0 : 0.0); // the table is built only when every e1 is the same
   }
+  // Deferred variances (codegen/transforms/VarianceSums.cpp): the rows'
+  // means and squared means, the sum of their variances, and the variances
+  // put back give the forward rows above.
+  std::vector<double> means(size_t(2 * n)), shadow(2), snapshot(a.size()), table(size_t(1 + D * D), 0.0);
+  ppc_dot_forward_rows_mean(n, D, a.data(), X.data(), means.data());
+  ppc_dot_variance_sum(n, D, a.data(), X.data(), table.data(), snapshot.data(), shadow.data());
+  double variances = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(means[size_t(2 * i)], rows[size_t(2 * i)], 1e-12 * (1 + std::abs(rows[size_t(2 * i)])));
+    EXPECT_NEAR(means[size_t(2 * i + 1)], rows[size_t(2 * i)] * rows[size_t(2 * i)], 1e-11 * (1 + rows[size_t(2 * i + 1)]));
+    variances += rows[size_t(2 * i + 1)] - rows[size_t(2 * i)] * rows[size_t(2 * i)];
+  }
+  EXPECT_EQ(shadow[0], 0.0);
+  EXPECT_NEAR(shadow[1], variances, 1e-10 * std::abs(variances));
+  EXPECT_EQ(snapshot, a);
+  ppc_dot_add_variance_rows(n, D, snapshot.data(), X.data(), means.data());
+  for (int64_t i = 0; i < 2 * n; ++i)
+    EXPECT_NEAR(means[size_t(i)], rows[size_t(i)], 1e-11 * (1 + std::abs(rows[size_t(i)])));
+  // Message rows affine in a data column (codegen/transforms/AffineRows.cpp):
+  // eta_i = at0 + (at1 - at0) y_i, from the tables against per-row calls,
+  // with e1 the same for every row and varying with y.
+  for (bool same : {true, false}) {
+    std::vector<double> y(static_cast<size_t>(n)), at0{0.4, -0.6}, at1{1.9, same ? -0.6 : -0.9};
+    for (int64_t i = 0; i < n; ++i) {
+      y[size_t(i)] = std::cos(1.3 * double(i)) * 2.0;
+      for (int c = 0; c < 2; ++c)
+        eta[size_t(2 * i + c)] = at0[size_t(c)] + (at1[size_t(c)] - at0[size_t(c)]) * y[size_t(i)];
+    }
+    std::vector<double> affine(size_t(D + D * D), 0.0), perRow(size_t(D + D * D), 0.0),
+        tables(size_t(2 + 2 * D + D * D), 0.0);
+    for (int pass = 0; pass < 2; ++pass) { // the second from the tables made by the first
+      std::fill(affine.begin(), affine.end(), 0.0);
+      ppc_dot_to_operand_affine(n, D, at0.data(), at1.data(), eta.data(), X.data(), y.data(), 1.5, tables.data(),
+                                affine.data());
+    }
+    for (int64_t i = 0; i < n; ++i)
+      ppc_dot_to_left(D, eta.data() + 2 * i, X.data() + i * D, 0, 1.5, perRow.data());
+    for (size_t k = 0; k < affine.size(); ++k)
+      EXPECT_NEAR(affine[k], perRow[k], 1e-11 * (1 + std::abs(perRow[k]))) << (same ? "same e1 " : "e1 by row ") << k;
+    EXPECT_EQ(tables[0], 1.0);
+  }
   }
   std::string error;
   ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
