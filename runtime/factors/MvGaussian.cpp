@@ -26,10 +26,13 @@ PPC_KERNEL_INLINE int mvgaussianStats(int64_t D, const double* eta, double* stat
   if (!cholesky(D, L)) return 1;
   if (logdet) *logdet = logdetFromCholesky(D, L);
   choleskyInverse(D, L, cov);
-  for (int64_t i = 0; i < D; ++i) {
-    double s = 0.0;
-    for (int64_t j = 0; j < D; ++j) s += cov[i * D + j] * eta[j];
-    stats[i] = s;
+  // mean_i = sum_j cov_ij h_j in increasing j, as axpys of cov's rows
+  // (cov_ji = cov_ij, mirrored): a vectorized loop, not a chain of additions.
+  for (int64_t i = 0; i < D; ++i) stats[i] = 0.0;
+  for (int64_t j = 0; j < D; ++j) {
+    const double h = eta[j];
+    const double* row = cov + j * D;
+    for (int64_t i = 0; i < D; ++i) stats[i] += row[i] * h;
   }
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < D; ++j) stats[D + i * D + j] = cov[i * D + j] + stats[i] * stats[j];

@@ -115,25 +115,58 @@ inline double weight(const double* w, int64_t i) { return w ? w[i] : 1.0; }
 
 // ---- small dense SPD algebra (row-major) ----
 
+// Vectors of four doubles for the SPD algebra below (one AVX2 register, two
+// SSE2 ones): loads and stores through memcpy (rows are not aligned), and
+// no function takes or returns one (that ABI would depend on the ISA).
+typedef double SpdVec __attribute__((vector_size(4 * sizeof(double))));
+#define PPC_SPD_LOAD(p) ({ SpdVec v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
+#define PPC_SPD_STORE(p, v) do { SpdVec v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); } while (0)
+
 // In-place lower Cholesky factor of A (D x D, its lower triangle is read);
-// returns false if not PD. Right-looking on U = L^T, kept in the upper
-// triangle: once row j of U is final, every later row k loses U_jk times
-// row j's tail, a contiguous axpy (no reductions: it vectorizes as it is).
+// returns false if not PD. On U = L^T, kept in the upper triangle, row by
+// row (left-looking): row k's tail loses U_jk times row j's tail for every
+// j < k, in that order, accumulated in registers 16 columns at a time, then
+// is divided by its pivot's square root. Every entry sees the same
+// operations in the same order as the right-looking form (row j's tail
+// subtracted from every later row once row j is final), so the results are
+// the same bits, on every ISA (no fused multiply-adds in the runtime).
 __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < i; ++j) L[j * D + i] = L[i * D + j];
-  for (int64_t j = 0; j < D; ++j) {
-    double* uj = L + j * D;
-    const double d = uj[j];
+  for (int64_t k = 0; k < D; ++k) {
+    double* uk = L + k * D;
+    int64_t c = k;
+    for (; c + 16 <= D; c += 16) {
+      SpdVec a0 = PPC_SPD_LOAD(uk + c), a1 = PPC_SPD_LOAD(uk + c + 4), a2 = PPC_SPD_LOAD(uk + c + 8),
+             a3 = PPC_SPD_LOAD(uk + c + 12);
+      for (int64_t j = 0; j < k; ++j) {
+        const double* uj = L + j * D + c;
+        const double f = L[j * D + k];
+        a0 = a0 - f * PPC_SPD_LOAD(uj);
+        a1 = a1 - f * PPC_SPD_LOAD(uj + 4);
+        a2 = a2 - f * PPC_SPD_LOAD(uj + 8);
+        a3 = a3 - f * PPC_SPD_LOAD(uj + 12);
+      }
+      PPC_SPD_STORE(uk + c, a0);
+      PPC_SPD_STORE(uk + c + 4, a1);
+      PPC_SPD_STORE(uk + c + 8, a2);
+      PPC_SPD_STORE(uk + c + 12, a3);
+    }
+    for (; c + 4 <= D; c += 4) {
+      SpdVec a = PPC_SPD_LOAD(uk + c);
+      for (int64_t j = 0; j < k; ++j) a = a - L[j * D + k] * PPC_SPD_LOAD(L + j * D + c);
+      PPC_SPD_STORE(uk + c, a);
+    }
+    for (; c < D; ++c) {
+      double x = uk[c];
+      for (int64_t j = 0; j < k; ++j) x = x - L[j * D + k] * L[j * D + c];
+      uk[c] = x;
+    }
+    const double d = uk[k];
     if (!(d > 0.0)) return false;  // also rejects NaN
     const double r = __builtin_sqrt(d);
-    uj[j] = r;
-    for (int64_t c = j + 1; c < D; ++c) uj[c] /= r;
-    for (int64_t k = j + 1; k < D; ++k) {
-      const double f = uj[k];
-      double* uk = L + k * D;
-      for (int64_t c = k; c < D; ++c) uk[c] -= f * uj[c];
-    }
+    uk[k] = r;
+    for (int64_t t = k + 1; t < D; ++t) uk[t] /= r;
   }
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < i; ++j) {
@@ -143,31 +176,73 @@ __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
   return true;
 }
 
-// inv = (L L^T)^-1 from the Cholesky factor L, which is overwritten with L^-1.
-// Both steps are contiguous row updates (axpys over row prefixes/suffixes):
+// inv = (L L^T)^-1 from the Cholesky factor L, which is overwritten with L^-1:
 //   row i of L^-1 = (e_i - sum_{k<i} L_ik row k of L^-1) / L_ii   (inv's row i as the accumulator)
 //   inv_ab = sum_{k >= max(a,b)} L^-1_ka L^-1_kb                  (upper half, then mirrored)
+// Each sum in increasing k, 16 columns at a time in registers; a block's
+// columns left of the diagonal of row k read L^-1's zeros there, which add
+// +0 to a sum still at +0: the same bits as summing each entry alone.
 __attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L, double* inv) {
   for (int64_t i = 0; i < D; ++i) {
     double* li = L + i * D;
     double* acc = inv + i * D;
-    for (int64_t j = 0; j <= i; ++j) acc[j] = 0.0;
-    for (int64_t k = 0; k < i; ++k) {
-      const double c = li[k];
-      const double* wk = L + k * D;
-      for (int64_t j = 0; j <= k; ++j) acc[j] -= c * wk[j];
+    int64_t j = 0;
+    for (; j + 16 <= i; j += 16) {
+      SpdVec a0{}, a1{}, a2{}, a3{};
+      for (int64_t k = j; k < i; ++k) {
+        const double c = li[k];
+        const double* wk = L + k * D + j;
+        a0 = a0 - c * PPC_SPD_LOAD(wk);
+        a1 = a1 - c * PPC_SPD_LOAD(wk + 4);
+        a2 = a2 - c * PPC_SPD_LOAD(wk + 8);
+        a3 = a3 - c * PPC_SPD_LOAD(wk + 12);
+      }
+      PPC_SPD_STORE(acc + j, a0);
+      PPC_SPD_STORE(acc + j + 4, a1);
+      PPC_SPD_STORE(acc + j + 8, a2);
+      PPC_SPD_STORE(acc + j + 12, a3);
+    }
+    for (; j + 4 <= i; j += 4) {
+      SpdVec a{};
+      for (int64_t k = j; k < i; ++k) a = a - li[k] * PPC_SPD_LOAD(L + k * D + j);
+      PPC_SPD_STORE(acc + j, a);
+    }
+    for (; j < i; ++j) {
+      double x = 0.0;
+      for (int64_t k = j; k < i; ++k) x = x - li[k] * L[k * D + j];
+      acc[j] = x;
     }
     const double r = 1.0 / li[i];
-    for (int64_t j = 0; j < i; ++j) li[j] = acc[j] * r;
+    for (int64_t t = 0; t < i; ++t) li[t] = acc[t] * r;
     li[i] = r;
   }
   for (int64_t a = 0; a < D; ++a) {
     double* row = inv + a * D;
-    for (int64_t b = a; b < D; ++b) row[b] = 0.0;
-    for (int64_t k = a; k < D; ++k) {
-      const double* wk = L + k * D;
-      const double c = wk[a];
-      for (int64_t b = a; b <= k; ++b) row[b] += c * wk[b];
+    int64_t b = a;
+    for (; b + 16 <= D; b += 16) {
+      SpdVec a0{}, a1{}, a2{}, a3{};
+      for (int64_t k = b; k < D; ++k) {
+        const double c = L[k * D + a];
+        const double* wk = L + k * D + b;
+        a0 = a0 + c * PPC_SPD_LOAD(wk);
+        a1 = a1 + c * PPC_SPD_LOAD(wk + 4);
+        a2 = a2 + c * PPC_SPD_LOAD(wk + 8);
+        a3 = a3 + c * PPC_SPD_LOAD(wk + 12);
+      }
+      PPC_SPD_STORE(row + b, a0);
+      PPC_SPD_STORE(row + b + 4, a1);
+      PPC_SPD_STORE(row + b + 8, a2);
+      PPC_SPD_STORE(row + b + 12, a3);
+    }
+    for (; b + 4 <= D; b += 4) {
+      SpdVec s{};
+      for (int64_t k = b; k < D; ++k) s = s + L[k * D + a] * PPC_SPD_LOAD(L + k * D + b);
+      PPC_SPD_STORE(row + b, s);
+    }
+    for (; b < D; ++b) {
+      double x = 0.0;
+      for (int64_t k = b; k < D; ++k) x = x + L[k * D + a] * L[k * D + b];
+      row[b] = x;
     }
   }
   for (int64_t a = 0; a < D; ++a)
