@@ -211,6 +211,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   codegen::PlanOptions planOptions = flags.plan;
   int64_t &l2CacheBytes = planOptions.lowering.l2CacheBytes;
   planOptions.lowering.partitionedPlate = partitioned;
+  planOptions.lowering.threads = flags.threads;
   if (gComm) // the variables some process misses values of (each process asks for each)
     for (const auto &[v, bv] : data->variables)
       if (!gComm->allOk(bv.missing.empty()))

@@ -167,6 +167,7 @@ std::unique_ptr<Plan> lowerSchedule(const ir::Module &m, const ir::Evaluation &e
   if (!b.run())
     return nullptr;
   plan->l2CacheBytes = options.l2CacheBytes > 0 ? options.l2CacheBytes : hostL2CacheBytes();
+  plan->threads = options.threads > 0 ? options.threads : 1;
   return plan;
 }
 

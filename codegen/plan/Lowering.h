@@ -38,6 +38,10 @@ struct LoweringOptions {
   /// The per-core L2 cache the plan is sized to (bytes), recorded in the
   /// plan for the transformations that block for it; 0: this machine's.
   int64_t l2CacheBytes = 0;
+  /// The threads the plan will run on (--threads), for the transformations
+  /// that split one call into calls that run at once (CaseSplitting.cpp);
+  /// the numbers computed never depend on it.
+  int64_t threads = 1;
   /// Latent variables whose posteriors start from the user's values
   /// (--init): not drawn at random by the init block.
   std::set<std::string> userInitialized;

@@ -236,6 +236,8 @@ struct Plan {
   std::vector<int32_t> globalState;
   /// The per-core L2 cache the plan was sized to (bytes; 0: unknown).
   int64_t l2CacheBytes = 0;
+  /// The threads it was planned for (LoweringOptions::threads).
+  int64_t threads = 1;
   /// Every iteration repeats the first (a nested schedule with nothing
   /// outside its local loop: every global given): one iteration is the run.
   bool onePass = false;

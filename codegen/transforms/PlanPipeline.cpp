@@ -31,6 +31,9 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        "an observed (Mv)Gaussian's per-datum, per-case messages and ELBO terms become matrix products of the "
        "data's sufficient statistics",
        batchObservedStatistics},
+      {"split-cases",
+       "the mixtures' dense products run as parallel calls on ranges of the cases, one per thread (--threads)",
+       splitCasesOverThreads},
       {"batch-linear",
        "an observed Bernoulli's per-datum, per-column, per-case messages, ELBO terms and evidence become the "
        "products W^T X and X H^T",

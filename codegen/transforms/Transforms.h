@@ -24,6 +24,11 @@ int foldProductIdentities(Plan &p);
 /// data's tabulated sufficient statistics (BatchStatistics.cpp).
 int batchObservedStatistics(Plan &p);
 
+/// The mixtures' dense products (weighted moments, moment products), one
+/// call each, become parallel loops of calls on ranges of the cases, one per
+/// thread of the plan (CaseSplitting.cpp).
+int splitCasesOverThreads(Plan &p);
+
 /// The same for observed factors linear in a scalar datum (a Bernoulli in a
 /// mixture, column by column): weighted column means W^T X and linear forms
 /// X H^T (LinearStatistics.cpp).

@@ -49,7 +49,7 @@ inline double* transposedColumns(int64_t n, int64_t D, const double* x, int64_t 
   return xt;
 }
 
-__attribute__((always_inline)) inline void weightedMomentsSmall(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
+__attribute__((always_inline)) inline void weightedMomentsSmall(int64_t n, int64_t k, const double* w, int64_t ws, int64_t D, const double* x,
                                             double* means, double* totals) {
   const int64_t width = D + D * D;
   double* xt = transposedColumns(n, D, x, (D + 1) * n);
@@ -57,7 +57,7 @@ __attribute__((always_inline)) inline void weightedMomentsSmall(int64_t n, int64
   double* wj = yt + D * n;
   for (int64_t j = 0; j < k; ++j) {
     double* m = means + j * width;
-    for (int64_t i = 0; i < n; ++i) wj[i] = w[i * k + j];
+    for (int64_t i = 0; i < n; ++i) wj[i] = w[i * ws + j];
     for (int64_t a = 0; a < D; ++a)
       for (int64_t i = 0; i < n; ++i) yt[a * n + i] = wj[i] * xt[a * n + i];
     const double total = reduce8(n, [&](int64_t i) { return wj[i]; });
@@ -79,7 +79,7 @@ __attribute__((always_inline)) inline void weightedMomentsSmall(int64_t n, int64
 }
 
 __attribute__((always_inline)) inline void momentProductsSmall(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
-                                           const double* offsets, double* out) {
+                                           const double* offsets, double* out, int64_t os) {
   const int64_t width = D + D * D;
   double* xt = transposedColumns(n, D, x, 2 * n);
   double* t = xt + D * n;
@@ -99,7 +99,7 @@ __attribute__((always_inline)) inline void momentProductsSmall(int64_t n, int64_
       const double* xa = xt + a * n;
       for (int64_t i = 0; i < n; ++i) q[i] += xa[i] * t[i];
     }
-    for (int64_t i = 0; i < n; ++i) out[i * k + j] = q[i];
+    for (int64_t i = 0; i < n; ++i) out[i * os + j] = q[i];
   }
   std::free(xt);
 }
@@ -130,7 +130,7 @@ constexpr int64_t kColumnBlockRows = 16;
 /// (zeros past D), so that a tile's R multipliers for one datum are scalars
 /// each FMA broadcasts.
 template <int W, int R>
-__attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, const double* w, int64_t D,
+__attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, const double* w, int64_t ws, int64_t D,
                                                          const double* x, int64_t Dp, double* S, double* first,
                                                          double* totals, double* work) {
   constexpr int64_t C = 2 * W;
@@ -150,12 +150,12 @@ __attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, c
       // a chain of dependent additions), and the weighted rows.
       double* fj = first + j * D;
       for (int64_t i = 0; i < m; ++i) {
-        const double wi = w[(i0 + i) * k + j];
+        const double wi = w[(i0 + i) * ws + j];
         totals[j] += wi;
         for (int64_t a = 0; a < D; ++a) fj[a] += wi * xb[i * Dp + a];
       }
       for (int64_t i = 0; i < m; ++i) {
-        const double wi = w[(i0 + i) * k + j];
+        const double wi = w[(i0 + i) * ws + j];
         for (int64_t a = 0; a < Dp; ++a) yt[i * (Dp + R) + a] = wi * xb[i * Dp + a];
       }
       double* Sj = S + j * Dp * Dp;
@@ -191,7 +191,8 @@ __attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, c
 template <int W, int R, bool Split = false>
 __attribute__((always_inline)) inline void quadraticForms(int64_t n, int64_t k, int64_t D, const double* x,
                                                           int64_t Dp, const double* U, const double* lin,
-                                                          double* quad, double* work, double* linear = nullptr) {
+                                                          double* quad, int64_t os, double* work,
+                                                          double* linear = nullptr) {
   constexpr int64_t C = 2 * W;
   double* xp = work; // R x Dp
   for (int64_t i0 = 0; i0 < n; i0 += R) {
@@ -235,10 +236,10 @@ __attribute__((always_inline)) inline void quadraticForms(int64_t n, int64_t k, 
       for (int64_t r = 0; r < m; ++r) {
         double s = 0.0, sl = 0.0;
         for (int c = 0; c < W; ++c) s += q[r][c];
-        quad[(i0 + r) * k + j] = s;
+        quad[(i0 + r) * os + j] = s;
         if constexpr (Split) {
           for (int c = 0; c < W; ++c) sl += ql[r][c];
-          linear[(i0 + r) * k + j] = sl;
+          linear[(i0 + r) * os + j] = sl;
         }
       }
     }
@@ -246,16 +247,16 @@ __attribute__((always_inline)) inline void quadraticForms(int64_t n, int64_t k, 
 }
 
 template <int W, int R>
-__attribute__((always_inline)) inline void weightedMoments(int64_t n, int64_t k, const double* w, int64_t D,
-                                                           const double* x, double* means, double* totals) {
-  if (D <= kSmallDimension) return weightedMomentsSmall(n, k, w, D, x, means, totals);
+__attribute__((always_inline)) inline void weightedMoments(int64_t n, int64_t k, const double* w, int64_t ws,
+                                                           int64_t D, const double* x, double* means, double* totals) {
+  if (D <= kSmallDimension) return weightedMomentsSmall(n, k, w, ws, D, x, means, totals);
   const int64_t width = D + D * D, Dp = (D + 2 * W - 1) / (2 * W) * (2 * W);
   const size_t size = static_cast<size_t>(k * Dp * Dp + k * D + kBlockRows * Dp + (Dp + R) * kBlockRows);
   double* S = static_cast<double*>(std::malloc(sizeof(double) * size));
   double* first = S + k * Dp * Dp;
   std::memset(S, 0, sizeof(double) * static_cast<size_t>(k * Dp * Dp + k * D));
   for (int64_t j = 0; j < k; ++j) totals[j] = 0.0;
-  secondMoments<W, R>(n, k, w, D, x, Dp, S, first, totals, first + k * D);
+  secondMoments<W, R>(n, k, w, ws, D, x, Dp, S, first, totals, first + k * D);
   for (int64_t j = 0; j < k; ++j) {
     double* m = means + j * width;
     const double total = totals[j];
@@ -273,8 +274,9 @@ __attribute__((always_inline)) inline void weightedMoments(int64_t n, int64_t k,
 
 template <int W, int R>
 __attribute__((always_inline)) inline void momentProducts(int64_t n, int64_t k, int64_t D, const double* x,
-                                                          const double* eta, const double* offsets, double* out) {
-  if (D <= kSmallDimension) return momentProductsSmall(n, k, D, x, eta, offsets, out);
+                                                          const double* eta, const double* offsets, double* out,
+                                                          int64_t os) {
+  if (D <= kSmallDimension) return momentProductsSmall(n, k, D, x, eta, offsets, out, os);
   // x^T H x = x^T U x with U the upper triangle of H, its off-diagonal entries doubled.
   const int64_t width = D + D * D, Dp = (D + 2 * W - 1) / (2 * W) * (2 * W);
   double* U = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(k * Dp * Dp + k * Dp + R * Dp)));
@@ -288,9 +290,9 @@ __attribute__((always_inline)) inline void momentProducts(int64_t n, int64_t k, 
         Uj[a * Dp + b] = a >= D || b >= D || b < a ? 0.0 : (b == a ? H[a * D + a] : H[a * D + b] + H[b * D + a]);
     for (int64_t a = 0; a < Dp; ++a) lin[j * Dp + a] = a < D ? eta[j * width + a] : 0.0;
   }
-  quadraticForms<W, R>(n, k, D, x, Dp, U, lin, out, work);
+  quadraticForms<W, R>(n, k, D, x, Dp, U, lin, out, os, work);
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j) out[i * k + j] += offsets[j];
+    for (int64_t j = 0; j < k; ++j) out[i * os + j] += offsets[j];
   std::free(U);
 }
 
@@ -341,7 +343,7 @@ __attribute__((always_inline)) inline void rowForms(int64_t n, int64_t D, const 
   for (int64_t a = 0; a < Dp; ++a) lin[a] = a < D ? mu[a] : 0.0;
   for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
     const int64_t m = std::min(kChunk, n - i0);
-    quadraticForms<W, R, true>(m, 1, D, x + i0 * D, Dp, U, lin, quad, work, linear);
+    quadraticForms<W, R, true>(m, 1, D, x + i0 * D, Dp, U, lin, quad, 1, work, linear);
     for (int64_t i = 0; i < m; ++i) {
       dst[2 * (i0 + i)] = linear[i];
       dst[2 * (i0 + i) + 1] = quad[i];
@@ -371,7 +373,7 @@ __attribute__((always_inline)) inline void weightedGram(int64_t n, int64_t D, co
   double* first = S + Dp * Dp;
   double* total = first + D;
   std::memset(S, 0, sizeof(double) * static_cast<size_t>(Dp * Dp + D + 1));
-  secondMoments<W, R>(n, 1, w, D, x, Dp, S, first, total, total + 1);
+  secondMoments<W, R>(n, 1, w, 1, D, x, Dp, S, first, total, total + 1);
   for (int64_t a = 0; a < D; ++a) {
     G[a * D + a] += S[a * Dp + a];
     for (int64_t b = a + 1; b < D; ++b) {
@@ -584,21 +586,21 @@ inline int64_t onesRowWidth(int64_t k, int W) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(PPC_RUNTIME_BITCODE)
 #define PPC_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
 #define PPC_TARGET_AVX2 __attribute__((target("avx2,fma")))
-PPC_TARGET_AVX512 void weightedMomentsAvx512(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
-                                             double* means, double* totals) {
-  weightedMoments<8, 8>(n, k, w, D, x, means, totals);
+PPC_TARGET_AVX512 void weightedMomentsAvx512(int64_t n, int64_t k, const double* w, int64_t ws, int64_t D,
+                                             const double* x, double* means, double* totals) {
+  weightedMoments<8, 8>(n, k, w, ws, D, x, means, totals);
 }
-PPC_TARGET_AVX2 void weightedMomentsAvx2(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
-                                         double* means, double* totals) {
-  weightedMoments<4, 6>(n, k, w, D, x, means, totals);
+PPC_TARGET_AVX2 void weightedMomentsAvx2(int64_t n, int64_t k, const double* w, int64_t ws, int64_t D,
+                                         const double* x, double* means, double* totals) {
+  weightedMoments<4, 6>(n, k, w, ws, D, x, means, totals);
 }
 PPC_TARGET_AVX512 void momentProductsAvx512(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
-                                            const double* offsets, double* out) {
-  momentProducts<8, 8>(n, k, D, x, eta, offsets, out);
+                                            const double* offsets, double* out, int64_t os) {
+  momentProducts<8, 8>(n, k, D, x, eta, offsets, out, os);
 }
 PPC_TARGET_AVX2 void momentProductsAvx2(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
-                                        const double* offsets, double* out) {
-  momentProducts<4, 6>(n, k, D, x, eta, offsets, out);
+                                        const double* offsets, double* out, int64_t os) {
+  momentProducts<4, 6>(n, k, D, x, eta, offsets, out, os);
 }
 PPC_TARGET_AVX512 void rowFormsAvx512(int64_t n, int64_t D, const double* x, const double* mu, const double* H,
                                      double* dst) {
@@ -671,34 +673,84 @@ inline int levelWidth() {
 
 extern "C" {
 
-PPC_DISPATCHED_KERNEL void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D,
-                                                         const double* x, double* means, double* totals,
-                                                         double* memo) {
-  if (memo) {  // the same weights as last time (bitwise): means and totals are still theirs
-    if (memo[0] == 1.0 && std::memcmp(memo + 1, w, sizeof(double) * static_cast<size_t>(n * k)) == 0) return;
-    std::memcpy(memo + 1, w, sizeof(double) * static_cast<size_t>(n * k));
-    memo[0] = 1.0;
-  }
+namespace {
+
+/// The weights' memo (1 + count doubles): true when w equals what it holds
+/// (bitwise); otherwise it keeps a copy of w.
+bool sameWeights(int64_t count, const double* w, double* memo) {
+  if (memo[0] == 1.0 && std::memcmp(memo + 1, w, sizeof(double) * static_cast<size_t>(count)) == 0) return true;
+  std::memcpy(memo + 1, w, sizeof(double) * static_cast<size_t>(count));
+  memo[0] = 1.0;
+  return false;
+}
+
+/// Cases [j0, j1) of the weighted moments: the weights' column j0 on, with
+/// the row stride k.
+void weightedMomentsCases(int64_t n, int64_t k, int64_t j0, int64_t j1, const double* w, int64_t D, const double* x,
+                          double* means, double* totals) {
+  if (j1 > k) j1 = k;
+  if (j0 >= j1) return;
+  const int64_t kc = j1 - j0, width = D + D * D;
+  w += j0;
+  means += j0 * width;
+  totals += j0;
 #ifdef PPC_HAVE_ISA_COPIES
   switch (ppc::rt::vectorIsa()) {
-  case ppc::rt::VectorIsa::Avx512: return weightedMomentsAvx512(n, k, w, D, x, means, totals);
-  case ppc::rt::VectorIsa::Avx2: return weightedMomentsAvx2(n, k, w, D, x, means, totals);
+  case ppc::rt::VectorIsa::Avx512: return weightedMomentsAvx512(n, kc, w, k, D, x, means, totals);
+  case ppc::rt::VectorIsa::Avx2: return weightedMomentsAvx2(n, kc, w, k, D, x, means, totals);
   case ppc::rt::VectorIsa::Baseline: break;
   }
 #endif
-  weightedMoments<2, 4>(n, k, w, D, x, means, totals);
+  weightedMoments<2, 4>(n, kc, w, k, D, x, means, totals);
+}
+
+void momentProductsCases(int64_t n, int64_t k, int64_t j0, int64_t j1, int64_t D, const double* x, const double* eta,
+                         const double* offsets, double* out) {
+  if (j1 > k) j1 = k;
+  if (j0 >= j1) return;
+  const int64_t kc = j1 - j0, width = D + D * D;
+  eta += j0 * width;
+  offsets += j0;
+  out += j0;
+#ifdef PPC_HAVE_ISA_COPIES
+  switch (ppc::rt::vectorIsa()) {
+  case ppc::rt::VectorIsa::Avx512: return momentProductsAvx512(n, kc, D, x, eta, offsets, out, k);
+  case ppc::rt::VectorIsa::Avx2: return momentProductsAvx2(n, kc, D, x, eta, offsets, out, k);
+  case ppc::rt::VectorIsa::Baseline: break;
+  }
+#endif
+  momentProducts<2, 4>(n, kc, D, x, eta, offsets, out, k);
+}
+
+} // namespace
+
+PPC_DISPATCHED_KERNEL void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D,
+                                                         const double* x, double* means, double* totals,
+                                                         double* memo) {
+  if (memo && sameWeights(n * k, w, memo)) return; // means and totals are still theirs
+  weightedMomentsCases(n, k, 0, k, w, D, x, means, totals);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_weights_changed(int64_t count, const double* w, double* memo, double* changed) {
+  changed[0] = sameWeights(count, w, memo) ? 0.0 : 1.0;
+}
+
+PPC_DISPATCHED_KERNEL void ppc_gaussian_weighted_moments_cases(int64_t n, int64_t k, int64_t j0, int64_t j1,
+                                                               const double* w, int64_t D, const double* x,
+                                                               double* means, double* totals, const double* changed) {
+  if (changed && changed[0] == 0.0) return;
+  weightedMomentsCases(n, k, j0, j1, w, D, x, means, totals);
 }
 
 PPC_DISPATCHED_KERNEL void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D, const double* x,
                                                         const double* eta, const double* offsets, double* out) {
-#ifdef PPC_HAVE_ISA_COPIES
-  switch (ppc::rt::vectorIsa()) {
-  case ppc::rt::VectorIsa::Avx512: return momentProductsAvx512(n, k, D, x, eta, offsets, out);
-  case ppc::rt::VectorIsa::Avx2: return momentProductsAvx2(n, k, D, x, eta, offsets, out);
-  case ppc::rt::VectorIsa::Baseline: break;
-  }
-#endif
-  momentProducts<2, 4>(n, k, D, x, eta, offsets, out);
+  momentProductsCases(n, k, 0, k, D, x, eta, offsets, out);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_gaussian_moment_products_cases(int64_t n, int64_t k, int64_t j0, int64_t j1, int64_t D,
+                                                              const double* x, const double* eta,
+                                                              const double* offsets, double* out) {
+  momentProductsCases(n, k, j0, j1, D, x, eta, offsets, out);
 }
 
 PPC_DISPATCHED_KERNEL void ppc_quadratic_forms(int64_t n, int64_t D, const double* x, const double* H,
@@ -863,6 +915,9 @@ namespace {
 const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_gaussian_weighted_moments),
     PPC_SYMBOL(ppc_gaussian_moment_products),
+    PPC_SYMBOL(ppc_weights_changed),
+    PPC_SYMBOL(ppc_gaussian_weighted_moments_cases),
+    PPC_SYMBOL(ppc_gaussian_moment_products_cases),
     PPC_SYMBOL(ppc_weighted_column_means),
     PPC_SYMBOL(ppc_linear_forms),
     PPC_SYMBOL(ppc_binary_column_means),

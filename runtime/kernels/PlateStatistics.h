@@ -19,9 +19,21 @@ extern "C" {
 /// otherwise computes them and keeps a copy of w in memo.
 void ppc_gaussian_weighted_moments(int64_t n, int64_t k, const double* w, int64_t D, const double* x, double* means,
                                    double* totals, double* memo);
+/// changed[0] = 0 when w (count doubles) equals what memo (1 + count doubles,
+/// zeros at first) holds, bitwise; else 1, and memo keeps a copy of w.
+void ppc_weights_changed(int64_t count, const double* w, double* memo, double* changed);
+/// ppc_gaussian_weighted_moments for cases [j0, min(j1, k)) only (their
+/// means and totals), nothing when changed (nullable) holds 0: the same
+/// numbers as the whole call, so calls on disjoint cases may run at once
+/// (codegen/transforms/CaseSplitting.cpp).
+void ppc_gaussian_weighted_moments_cases(int64_t n, int64_t k, int64_t j0, int64_t j1, const double* w, int64_t D,
+                                         const double* x, double* means, double* totals, const double* changed);
 /// out[i][j] = <T(x_i), eta[j]> + offsets[j] for the k rows eta[j] of D + D*D doubles.
 void ppc_gaussian_moment_products(int64_t n, int64_t k, int64_t D, const double* x, const double* eta,
                                   const double* offsets, double* out);
+/// The same for cases [j0, min(j1, k)) only (out keeps its row stride k).
+void ppc_gaussian_moment_products_cases(int64_t n, int64_t k, int64_t j0, int64_t j1, int64_t D, const double* x,
+                                        const double* eta, const double* offsets, double* out);
 
 /// means[j][c] = sum_i w[i][j] x[i][c] / totals[j] and totals[j] = sum_i w[i][j]
 /// for the n x D data x and n x k weights w (a zero row where totals[j] = 0):

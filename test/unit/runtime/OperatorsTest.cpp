@@ -934,6 +934,22 @@ TEST_P(GaussianPlateStatistics, WeightedMomentsAndMomentProductsMatchTheirDefini
   std::vector<double> means(size_t(k * width)), totals(static_cast<size_t>(k)), out(size_t(n * k));
   ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), means.data(), totals.data(), nullptr);
   ppc_gaussian_moment_products(n, k, D, x.data(), eta.data(), offsets.data(), out.data());
+  {
+    // On ranges of the cases (codegen/transforms/CaseSplitting.cpp): the
+    // same bits; the second range ends past k; a zero `changed` skips.
+    std::vector<double> m2(means.size(), -1.0), t2(totals.size(), -1.0), o2(out.size(), -1.0);
+    const double changed = 1.0, unchanged = 0.0;
+    for (int64_t j0 : {0, 2}) {
+      ppc_gaussian_weighted_moments_cases(n, k, j0, j0 + 2, w.data(), D, x.data(), m2.data(), t2.data(), &changed);
+      ppc_gaussian_moment_products_cases(n, k, j0, j0 + 2, D, x.data(), eta.data(), offsets.data(), o2.data());
+    }
+    EXPECT_EQ(m2, means);
+    EXPECT_EQ(t2, totals);
+    EXPECT_EQ(o2, out);
+    std::vector<double> untouched(means.size(), 7.0);
+    ppc_gaussian_weighted_moments_cases(n, k, 0, k, w.data(), D, x.data(), untouched.data(), t2.data(), &unchanged);
+    EXPECT_EQ(untouched, std::vector<double>(means.size(), 7.0));
+  }
   for (int64_t j = 0; j < k; ++j) {
     double total = 0;
     std::vector<double> want(size_t(width), 0.0);
@@ -977,6 +993,15 @@ TEST(GaussianPlateStatisticsMemo, WeightedMomentsMemoRecomputesOnlyForNewWeights
   ppc_gaussian_weighted_moments(n, k, w.data(), D, x.data(), means.data(), totals.data(), memo.data());
   EXPECT_EQ(means, want);
   EXPECT_EQ(totals, wantTotals);
+  // The check on its own (split-cases): unchanged weights give 0, new ones 1.
+  double changed = -1;
+  ppc_weights_changed(n * k, w.data(), memo.data(), &changed);
+  EXPECT_EQ(changed, 0.0);
+  w[3] += 0.5;
+  ppc_weights_changed(n * k, w.data(), memo.data(), &changed);
+  EXPECT_EQ(changed, 1.0);
+  ppc_weights_changed(n * k, w.data(), memo.data(), &changed);
+  EXPECT_EQ(changed, 0.0);
 }
 
 }  // namespace
