@@ -20,7 +20,6 @@ Prints, each the median of --runs runs:
     coef_ where the models coincide: ppc given BayesianRidge's final
     precisions (alpha_, lambda_) as constants, with a flat intercept.
 """
-import argparse
 import json
 import os
 import shutil
@@ -56,11 +55,7 @@ def data(workdir, N, D):
     w = rng.standard_normal(D)
     y = X @ w + 0.5 + rng.standard_normal(N)
     path = os.path.join(workdir, f"regression_{N}x{D}.csv")
-    if not os.path.exists(path):
-        with open(path + ".tmp", "w") as f:
-            f.write(",".join([f"x{j}" for j in range(D)] + ["y"]) + "\n")
-            np.savetxt(f, np.column_stack([X, y]), delimiter=",", fmt="%.17g")
-        os.replace(path + ".tmp", path)
+    peers.write_design_csv(path, X, y)
     return path, X, y
 
 
@@ -78,33 +73,17 @@ def ppc(model, path, args, extra):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1000000)
-    ap.add_argument("--cols", type=int, default=50)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ppc_regression"))
-    peers.add_arguments(ap)
-    args = ap.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
-    print(f"{peers.describe_host(args.cpu)}; {args.threads} thread(s), {args.runs} runs")
-    print(peers.numpy_blas(args.allow_reference_blas))
+    args = peers.regression_arguments(__doc__.splitlines()[0])
     path, X, y = data(args.workdir, args.rows, args.cols)
     print(f"data: {args.rows} x {args.cols} ({os.path.getsize(path) / 1e6:.0f} MB of CSV)")
 
-    v = np.ones(args.cols)
-    gemv = []
-    for _ in range(max(5, args.runs)):
-        start = time.perf_counter()
-        X @ v
-        gemv.append(time.perf_counter() - start)
-    gemv_ms = statistics.median(gemv) * 1000
+    gemv_ms = peers.gemv_ms(X, args.runs)
 
     per_iter, first, final = [], [], []
     for _ in range(args.runs):
         s, _, _ = ppc(MODEL, path, args, ["--iters", str(args.iters), "--tol", "0"])
         t = s["time"]  # seconds at the end of each iteration
-        per_iter.append(statistics.median(b - a for a, b in zip(t, t[1:])) * 1000)
+        per_iter.append(peers.iteration_ms(s))
         first.append(t[0] * 1000)
         final.append((s["inference_seconds"] - t[-1]) * 1000)
     it_ms = statistics.median(per_iter)

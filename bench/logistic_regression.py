@@ -20,7 +20,6 @@ Prints, each the median of --runs runs:
   * scikit-learn's LogisticRegression fit (L2, lbfgs: a point estimate,
     for scale) and both models' accuracy on the training rows.
 """
-import argparse
 import json
 import os
 import shutil
@@ -49,11 +48,7 @@ def data(workdir, N, D):
     p = 1.0 / (1.0 + np.exp(-(X @ w + 0.5)))
     y = (rng.random(N) < p).astype(float)
     path = os.path.join(workdir, f"logistic_bench_{N}x{D}.csv")
-    if not os.path.exists(path):
-        with open(path + ".tmp", "w") as f:
-            f.write(",".join([f"x{j}" for j in range(D)] + ["y"]) + "\n")
-            np.savetxt(f, np.column_stack([X, y]), delimiter=",", fmt="%.17g")
-        os.replace(path + ".tmp", path)
+    peers.write_design_csv(path, X, y)
     return path, X, y
 
 
@@ -70,36 +65,19 @@ def ppc(path, args, extra):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1000000)
-    ap.add_argument("--cols", type=int, default=50)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ppc_regression"))
-    peers.add_arguments(ap)
-    args = ap.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
-    print(f"{peers.describe_host(args.cpu)}; {args.threads} thread(s), {args.runs} runs")
-    print(peers.numpy_blas(args.allow_reference_blas))
+    args = peers.regression_arguments(__doc__.splitlines()[0])
     path, X, y = data(args.workdir, args.rows, args.cols)
     N, D = X.shape
     print(f"data: {N} x {D} ({os.path.getsize(path) / 1e6:.0f} MB of CSV), {y.mean():.3f} ones")
 
-    v = np.ones(D)
-    gemv = []
-    for _ in range(max(5, args.runs)):
-        start = time.perf_counter()
-        X @ v
-        gemv.append(time.perf_counter() - start)
-    gemv_ms = statistics.median(gemv) * 1000
+    gemv_ms = peers.gemv_ms(X, args.runs)
     peak = peers.peak_fma(args.cpu)
     floor_ms = N * D * (D + 1) / (peak * 1e9 * args.threads) * 1000
 
     per_iter, w, b = [], None, None
     for _ in range(args.runs):
         s, w, b = ppc(path, args, ["--iters", str(args.iters), "--tol", "0"])
-        t = s["time"]
-        per_iter.append(statistics.median(q - p for p, q in zip(t, t[1:])) * 1000)
+        per_iter.append(peers.iteration_ms(s))
     it_ms = statistics.median(per_iter)
     print(f"GEMV X v (numpy): {gemv_ms:.2f} ms; ppc per iteration: {it_ms:.1f} ms ({it_ms / gemv_ms:.2f}x GEMV; "
           f"the median over iterations 2..{args.iters})")

@@ -169,3 +169,55 @@ def posterior(out, variable):
         header = f.readline().strip().split(",")
     wanted = [header.index(c) for c in columns["parameters"]]
     return np.loadtxt(path, delimiter=",", skiprows=1, usecols=wanted, ndmin=2)
+
+
+def regression_arguments(description):
+    """The flags of the regression benches (linear_regression.py,
+    logistic_regression.py), parsed; prints the host and numpy's BLAS."""
+    import argparse
+    import tempfile
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--rows", type=int, default=1000000)
+    ap.add_argument("--cols", type=int, default=50)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ppc_regression"))
+    add_arguments(ap)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    print(f"{describe_host(args.cpu)}; {args.threads} thread(s), {args.runs} runs")
+    print(numpy_blas(args.allow_reference_blas))
+    return args
+
+
+def gemv_ms(X, runs):
+    """The median time of one GEMV X v (numpy on its BLAS), in ms."""
+    import statistics
+    import time
+    import numpy as np
+    v = np.ones(X.shape[1])
+    times = []
+    for _ in range(max(5, runs)):
+        start = time.perf_counter()
+        X @ v
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def iteration_ms(summary):
+    """A ppc run's time per iteration (summary.json): the median time between
+    iterations, which leaves out what the first and the final block do once."""
+    import statistics
+    t = summary["time"]
+    return statistics.median(b - a for a, b in zip(t, t[1:])) * 1000
+
+
+def write_design_csv(path, X, y):
+    """Columns x0..x{D-1} and y, written once (to a temporary name, then renamed)."""
+    import numpy as np
+    if os.path.exists(path):
+        return
+    with open(path + ".tmp", "w") as f:
+        f.write(",".join([f"x{j}" for j in range(X.shape[1])] + ["y"]) + "\n")
+        np.savetxt(f, np.column_stack([X, y]), delimiter=",", fmt="%.17g")
+    os.replace(path + ".tmp", path)

@@ -6,6 +6,7 @@
 // pattern is checked against the kernel's C signature.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/plan/PlanBuilder.h"
 
 #include "runtime/Symbols.h"
@@ -241,12 +242,7 @@ std::optional<Stmt> PlanBuilder::marshal(std::string_view kernel, const KernelRo
 
 /// A call of the runtime kernel `kernel` (its result discarded).
 Stmt PlanBuilder::kernelCall(std::string_view kernel, std::vector<Arg> args, std::string note) {
-  Stmt c;
-  c.kind = Stmt::Kind::Call;
-  c.kernel = rt::findRuntimeKernel(kernel);
-  c.args = std::move(args);
-  c.note = std::move(note);
-  return c;
+  return edit::kernelCall(kernel, std::move(args), std::move(note));
 }
 
 Arg PlanBuilder::exprArg(Arg::Kind kind, ExprId e) {

@@ -22,6 +22,7 @@
 // per process). Same sums in another order: results agree to rounding.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
@@ -105,16 +106,7 @@ private:
   }
 
   bool atRow(const Arg &a, int32_t var, int64_t width) const {
-    if (a.kind != Arg::Kind::Pointer || a.expr == kNoExpr)
-      return false;
-    auto isVar = [&](ExprId e) {
-      return e != kNoExpr && p_.exprs[size_t(e)].kind == Expr::Kind::LoopVar && p_.exprs[size_t(e)].var == var;
-    };
-    if (width == 1)
-      return isVar(a.expr);
-    const Expr &x = p_.exprs[size_t(a.expr)];
-    return x.kind == Expr::Kind::MulInt &&
-           ((isVar(x.a) && p_.constantOf(x.b) == width) || (isVar(x.b) && p_.constantOf(x.a) == width));
+    return a.kind == Arg::Kind::Pointer && edit::isElementRow(p_, a.expr, var, width);
   }
 
   bool invariant(const Arg &a, int32_t var) const {
@@ -181,11 +173,7 @@ private:
           if (!mentionsSlice(c))
             continue;
           if (c.kind == Stmt::Kind::Zero) {
-            Arg row;
-            row.kind = Arg::Kind::Pointer;
-            row.buffer = c.buffer;
-            row.expr = c.index;
-            if (c.count != 2 || !atRow(row, top.var, 2))
+            if (c.count != 2 || !edit::isElementRow(p_, c.index, top.var, 2))
               return false;
             continue;
           }
@@ -247,22 +235,9 @@ private:
   }
 
   int32_t addBuffer(std::string name, int64_t size, bool memo = false, std::vector<double> values = {}) {
-    Buffer b;
-    b.name = std::move(name);
-    b.size = size;
-    b.memo = memo;
-    b.doubles = std::move(values);
-    p_.buffers.push_back(std::move(b));
-    return int32_t(p_.buffers.size() - 1);
+    return edit::addBuffer(p_, std::move(name), size, memo, std::move(values));
   }
-
-  Arg pointer(int32_t buffer) {
-    Arg a;
-    a.kind = Arg::Kind::Pointer;
-    a.buffer = buffer;
-    a.expr = p_.intConst(0);
-    return a;
-  }
+  Arg pointer(int32_t buffer) { return edit::pointerArg(buffer, p_.intConst(0)); }
 
   /// A statement of a loop writing rows, on the shadows (`at`: 0 or 1, the datum's value).
   Stmt onShadow(const Stmt &c, int at) {
@@ -305,17 +280,12 @@ private:
           if (tables < 0)
             tables = addBuffer("tables." + p_.buffers[size_t(k.X)].name + "." + column, 2 + 2 * k.D + k.D * k.D,
                                true);
-          Arg n, D;
-          n.kind = D.kind = Arg::Kind::Int;
-          n.expr = p_.intConst(p_.buffers[size_t(eta)].size / 2);
-          D.expr = p_.intConst(k.D);
-          Stmt s;
-          s.kind = Stmt::Kind::Call;
-          s.kernel = rt::findRuntimeKernel("ppc_dot_to_operand_affine");
-          s.args = {n, D, pointer(shadows_[eta][0]), pointer(shadows_[eta][1]), pointer(eta), pointer(k.X),
-                    pointer(data_), k.weight, pointer(tables), k.dst};
-          s.note = c->note.substr(0, c->note.find(" (all rows)")) + " (from X^T 1, X^T " + column + " and X^T X)";
-          out.push_back(std::move(s));
+          out.push_back(edit::kernelCall(
+              "ppc_dot_to_operand_affine",
+              {edit::intArg(p_.intConst(p_.buffers[size_t(eta)].size / 2)), edit::intArg(p_.intConst(k.D)),
+               pointer(shadows_[eta][0]), pointer(shadows_[eta][1]), pointer(eta), pointer(k.X), pointer(data_),
+               k.weight, pointer(tables), k.dst},
+              c->note.substr(0, c->note.find(" (all rows)")) + " (from X^T 1, X^T " + column + " and X^T X)"));
           continue;
         }
         std::vector<Stmt> after;

@@ -22,6 +22,7 @@
 // statistics, tabulated.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
@@ -64,16 +65,7 @@ private:
   const Expr &expr(ExprId e) const { return p_.exprs[size_t(e)]; }
 
   /// index == var * width
-  bool atRow(ExprId index, int32_t var, int64_t width) const {
-    if (index == kNoExpr)
-      return false;
-    auto isVar = [&](ExprId a) { return a != kNoExpr && expr(a).kind == Expr::Kind::LoopVar && expr(a).var == var; };
-    if (width == 1)
-      return isVar(index);
-    const Expr &x = expr(index);
-    return x.kind == Expr::Kind::MulInt &&
-           ((isVar(x.a) && p_.constantOf(x.b) == width) || (isVar(x.b) && p_.constantOf(x.a) == width));
-  }
+  bool atRow(ExprId index, int32_t var, int64_t width) const { return edit::isElementRow(p_, index, var, width); }
 
   bool invariant(ExprId e, int32_t var) const { return e == kNoExpr || !p_.usesVar(e, var); }
 

@@ -21,6 +21,7 @@
 // sums in another order: results agree to rounding.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Catalogue.h"
 #include "runtime/Symbols.h"
@@ -173,32 +174,11 @@ private:
     p_.buffers.push_back(std::move(b));
     return int32_t(p_.buffers.size() - 1);
   }
-  Arg ptr(int32_t buffer, ExprId index) const {
-    Arg a;
-    a.kind = Arg::Kind::Pointer;
-    a.buffer = buffer;
-    a.expr = index;
-    return a;
-  }
-  Arg intArg(int64_t v) {
-    Arg a;
-    a.kind = Arg::Kind::Int;
-    a.expr = p_.intConst(v);
-    return a;
-  }
-  Arg doubleArg(ExprId e) const {
-    Arg a;
-    a.kind = Arg::Kind::Double;
-    a.expr = e;
-    return a;
-  }
+  Arg ptr(int32_t buffer, ExprId index) const { return edit::pointerArg(buffer, index); }
+  Arg intArg(int64_t v) { return edit::intArg(p_.intConst(v)); }
+  Arg doubleArg(ExprId e) const { return edit::doubleArg(e); }
   Stmt call(std::string_view kernel, std::vector<Arg> args, std::string note) const {
-    Stmt s;
-    s.kind = Stmt::Kind::Call;
-    s.kernel = rt::findRuntimeKernel(kernel);
-    s.args = std::move(args);
-    s.note = std::move(note);
-    return s;
+    return edit::kernelCall(kernel, std::move(args), std::move(note));
   }
   /// [D] prefix of a family's kernels
   void dimension(std::vector<Arg> &args, const Match &m) {

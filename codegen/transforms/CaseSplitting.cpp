@@ -17,6 +17,7 @@
 // product, is left alone.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
@@ -58,21 +59,6 @@ private:
     return s.kind == Stmt::Kind::Call && s.kernel && s.kernel->name == name && s.result == Stmt::Result::Discard;
   }
 
-  Arg intArg(ExprId e) const {
-    Arg a;
-    a.kind = Arg::Kind::Int;
-    a.expr = e;
-    return a;
-  }
-
-  Arg pointer(int32_t buffer) {
-    Arg a;
-    a.kind = Arg::Kind::Pointer;
-    a.buffer = buffer;
-    a.expr = p_.intConst(0);
-    return a;
-  }
-
   /// A parallel loop of `kernel` on ranges of the K cases: `args` with the
   /// range (r C, r C + C) inserted at `at`.
   Stmt rangesLoop(std::string_view kernel, std::vector<Arg> args, size_t at, int64_t K, std::string note) {
@@ -83,13 +69,8 @@ private:
     loop.bound = p_.intConst((K + C - 1) / C);
     loop.parallel = true;
     const ExprId first = p_.mul(p_.loopVar(loop.var), p_.intConst(C));
-    args.insert(args.begin() + long(at), {intArg(first), intArg(p_.add(first, p_.intConst(C)))});
-    Stmt c;
-    c.kind = Stmt::Kind::Call;
-    c.kernel = rt::findRuntimeKernel(kernel);
-    c.args = std::move(args);
-    c.note = std::move(note) + " (cases by thread)";
-    loop.body.push_back(std::move(c));
+    args.insert(args.begin() + long(at), {edit::intArg(first), edit::intArg(p_.add(first, p_.intConst(C)))});
+    loop.body.push_back(edit::kernelCall(kernel, std::move(args), std::move(note) + " (cases by thread)"));
     return loop;
   }
 
@@ -111,21 +92,12 @@ private:
     const Arg &memo = s.args.back();
     if (memo.kind == Arg::Kind::Pointer) {
       auto [it, fresh] = changed_.try_emplace(memo.buffer, -1);
-      if (fresh) {
-        Buffer flag;
-        flag.name = p_.buffers[size_t(memo.buffer)].name + ".changed";
-        flag.size = 1;
-        flag.memo = true; // written before it is read, every time
-        it->second = int32_t(p_.buffers.size());
-        p_.buffers.push_back(std::move(flag));
-      }
-      Stmt check;
-      check.kind = Stmt::Kind::Call;
-      check.kernel = rt::findRuntimeKernel("ppc_weights_changed");
-      check.args = {intArg(p_.intConst(*N * *K)), s.args[2], memo, pointer(it->second)};
-      check.note = "have the weights changed since the memo?";
-      out.push_back(std::move(check));
-      args.push_back(pointer(it->second));
+      if (fresh) // written before it is read, every time: a memo
+        it->second = edit::addBuffer(p_, p_.buffers[size_t(memo.buffer)].name + ".changed", 1, true);
+      const Arg flag = edit::pointerArg(it->second, p_.intConst(0));
+      out.push_back(edit::kernelCall("ppc_weights_changed", {edit::intArg(p_.intConst(*N * *K)), s.args[2], memo, flag},
+                                     "have the weights changed since the memo?"));
+      args.push_back(flag);
     } else {
       args.push_back(memo); // null: always computed
     }

@@ -25,6 +25,7 @@
 // sums in another order: results agree to rounding.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
@@ -184,12 +185,7 @@ private:
   Arg intArg(int64_t v) { return Arg{Arg::Kind::Int, p_.intConst(v), -1}; }
   Arg doubleArg(ExprId e) const { return Arg{Arg::Kind::Double, e, -1}; }
   Stmt call(std::string_view kernel, std::vector<Arg> args, std::string note) const {
-    Stmt s;
-    s.kind = Stmt::Kind::Call;
-    s.kernel = rt::findRuntimeKernel(kernel);
-    s.args = std::move(args);
-    s.note = std::move(note);
-    return s;
+    return edit::kernelCall(kernel, std::move(args), std::move(note));
   }
   Stmt loop(int32_t var, int64_t bound, std::vector<Stmt> body) {
     Stmt l;

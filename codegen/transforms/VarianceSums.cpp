@@ -30,6 +30,7 @@
 // Cov(w) = E[w w^T] - mu mu^T is formed once rather than per row.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
@@ -205,14 +206,7 @@ private:
   }
 
   bool atRow(const Arg &a, int32_t var) const {
-    if (a.kind != Arg::Kind::Pointer || a.expr == kNoExpr)
-      return false;
-    const Expr &x = p_.exprs[size_t(a.expr)];
-    auto isVar = [&](ExprId e) {
-      return e != kNoExpr && p_.exprs[size_t(e)].kind == Expr::Kind::LoopVar && p_.exprs[size_t(e)].var == var;
-    };
-    return x.kind == Expr::Kind::MulInt &&
-           ((isVar(x.a) && p_.constantOf(x.b) == 2) || (isVar(x.b) && p_.constantOf(x.a) == 2));
+    return a.kind == Arg::Kind::Pointer && edit::isElementRow(p_, a.expr, var, 2);
   }
 
   /// A call in a top-level loop `loop` that names deferred rows: one of
@@ -317,10 +311,7 @@ private:
             continue;
           if (c.kind == Stmt::Kind::Zero) {
             // zero a row, then the statement that adds it (the lowering's pair)
-            Arg row;
-            row.kind = Arg::Kind::Pointer;
-            row.buffer = c.buffer;
-            row.expr = c.index;
+            const Arg row = edit::pointerArg(c.buffer, c.index);
             const Reader *next = k + 1 < top.body.size() ? readerOf(top.body[k + 1]) : nullptr;
             size_t out = next ? next->args.find('o') : std::string_view::npos;
             if (c.count != 2 || !atRow(row, top.var) || out == std::string_view::npos ||
@@ -358,48 +349,14 @@ private:
   }
 
   int32_t addBuffer(std::string name, int64_t size, bool memo = false, std::vector<double> values = {}) {
-    Buffer b;
-    b.name = std::move(name);
-    b.size = size;
-    b.memo = memo;
-    b.doubles = std::move(values);
-    p_.buffers.push_back(std::move(b));
-    return int32_t(p_.buffers.size() - 1);
+    return edit::addBuffer(p_, std::move(name), size, memo, std::move(values));
   }
-
-  Arg pointer(int32_t buffer, int64_t index = 0) {
-    Arg a;
-    a.kind = Arg::Kind::Pointer;
-    a.buffer = buffer;
-    a.expr = p_.intConst(index);
-    return a;
-  }
-
-  Stmt zero(int32_t buffer, int64_t count) {
-    Stmt z;
-    z.kind = Stmt::Kind::Zero;
-    z.buffer = buffer;
-    z.index = p_.intConst(0);
-    z.count = count;
-    return z;
-  }
-
-  Stmt call(std::string_view kernel, std::vector<Arg> args, std::string note) {
-    Stmt c;
-    c.kind = Stmt::Kind::Call;
-    c.kernel = rt::findRuntimeKernel(kernel);
-    c.args = std::move(args);
-    c.note = std::move(note);
-    return c;
-  }
+  Arg pointer(int32_t buffer) { return edit::pointerArg(buffer, p_.intConst(0)); }
+  Stmt zero(int32_t buffer, int64_t count) { return edit::zeroFill(buffer, p_.intConst(0), count); }
 
   Stmt axpy(int64_t n, double w, int32_t from, const Arg &to) {
-    Arg count, weight;
-    count.kind = Arg::Kind::Int;
-    count.expr = p_.intConst(n);
-    weight.kind = Arg::Kind::Double;
-    weight.expr = p_.doubleConst(w);
-    return call("ppc_axpy", {count, weight, pointer(from), to}, "");
+    return edit::kernelCall("ppc_axpy", {edit::intArg(p_.intConst(n)), edit::doubleArg(p_.doubleConst(w)), pointer(from), to},
+                            "");
   }
 
   /// The call `c` with deferred rows replaced by their shadows (or zeros),
@@ -454,15 +411,10 @@ private:
           const Stmt *next = t + 1 < block.size() ? forwardIn(block[t + 1]) : nullptr;
           if (next && next->args[4].buffer == F)
             continue; // the group's last call adds the sum
-          Arg n, D;
-          n.kind = D.kind = Arg::Kind::Int;
-          n.expr = p_.intConst(p_.buffers[size_t(F)].size / 2);
-          D.expr = p_.intConst(s.D);
-          Arg stats = pointer(s.stats);
-          stats.expr = s.statsIndex;
-          out.push_back(call("ppc_dot_variance_sum",
-                             {n, D, stats, pointer(s.X), pointer(grams[s.X]), pointer(s.snapshot),
-                              pointer(deferred_[F].shadow)},
+          const Arg n = edit::intArg(p_.intConst(p_.buffers[size_t(F)].size / 2)), D = edit::intArg(p_.intConst(s.D));
+          out.push_back(edit::kernelCall("ppc_dot_variance_sum",
+                             {n, D, edit::pointerArg(s.stats, s.statsIndex), pointer(s.X), pointer(grams[s.X]),
+                              pointer(s.snapshot), pointer(deferred_[F].shadow)},
                              "sum of the variances of " + p_.buffers[size_t(F)].name + "'s rows (tr(Cov X^T X))"));
           continue;
         }
@@ -486,11 +438,9 @@ private:
         continue;
       for (int32_t src : d.sources) {
         const Source &s = sources_[src];
-        Arg n, D;
-        n.kind = D.kind = Arg::Kind::Int;
-        n.expr = p_.intConst(p_.buffers[size_t(buffer)].size / 2);
-        D.expr = p_.intConst(s.D);
-        final.push_back(call("ppc_dot_add_variance_rows", {n, D, pointer(s.snapshot), pointer(s.X), pointer(buffer)},
+        const Arg n = edit::intArg(p_.intConst(p_.buffers[size_t(buffer)].size / 2)),
+                  D = edit::intArg(p_.intConst(s.D));
+        final.push_back(edit::kernelCall("ppc_dot_add_variance_rows", {n, D, pointer(s.snapshot), pointer(s.X), pointer(buffer)},
                              "the variances of " + p_.buffers[size_t(buffer)].name + "'s rows put back"));
       }
       final.push_back(zero(d.shadow, 2));

@@ -39,6 +39,23 @@ void tabulateGram(int64_t n, int64_t D, const double* X, double* gram) {
   gram[0] = 1.0;
 }
 
+/// P += w sum_i e1_i x_i x_i^T: w e1 X^T X from the table when every row's
+/// e1 is e1 (`same`), else the rows' own (eta[2i + 1]) on the second-moment tiles.
+void addSecondPart(int64_t n, int64_t D, const double* eta, const double* X, double w, bool same, double e1,
+                   double* gram, double* P) {
+  if (same) {
+    tabulateGram(n, D, X, gram);
+    for (int64_t k = 0; k < D * D; ++k)
+      P[k] += w * e1 * gram[1 + k];
+    return;
+  }
+  double* weights = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n > 0 ? n : 1)));
+  for (int64_t i = 0; i < n; ++i)
+    weights[i] = w * eta[2 * i + 1];
+  ppc_weighted_gram(n, D, weights, X, P);
+  std::free(weights);
+}
+
 } // namespace
 
 extern "C" {
@@ -103,18 +120,7 @@ PPC_ROW_KERNEL void ppc_dot_to_operand_rows(int64_t n, int64_t D, const double* 
       dst[c] += e0 * x[c];
     same = same && eta[2 * i + 1] == eta[1];
   }
-  if (same && gram) {
-    tabulateGram(n, D, X, gram);
-    const double e1 = w * eta[1];
-    for (int64_t k = 0; k < D * D; ++k)
-      P[k] += e1 * gram[1 + k];
-    return;
-  }
-  double* weights = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n > 0 ? n : 1)));
-  for (int64_t i = 0; i < n; ++i)
-    weights[i] = w * eta[2 * i + 1];
-  ppc_weighted_gram(n, D, weights, X, P);
-  std::free(weights);
+  addSecondPart(n, D, eta, X, w, same && gram, eta[1], gram, P);
 }
 
 PPC_ROW_KERNEL void ppc_dot_forward_rows_mean(int64_t n, int64_t D, const double* a, const double* X, double* dst) {
@@ -164,17 +170,7 @@ void ppc_dot_to_operand_affine(int64_t n, int64_t D, const double* at0, const do
   for (int64_t c = 0; c < D; ++c)
     dst[c] += w * (a0 * ones[c] + b0 * ys[c]);
   double* P = dst + D;
-  if (b1 == 0.0) { // the same e1 for every row
-    tabulateGram(n, D, X, gram);
-    for (int64_t k = 0; k < D * D; ++k)
-      P[k] += w * a1 * gram[1 + k];
-    return;
-  }
-  double* weights = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(n > 0 ? n : 1)));
-  for (int64_t i = 0; i < n; ++i)
-    weights[i] = w * eta[2 * i + 1];
-  ppc_weighted_gram(n, D, weights, X, P);
-  std::free(weights);
+  addSecondPart(n, D, eta, X, w, b1 == 0.0, a1, gram, P);
 }
 
 PPC_ROW_KERNEL void ppc_dot_add_variance_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst) {

@@ -122,6 +122,52 @@ typedef double SpdVec __attribute__((vector_size(4 * sizeof(double))));
 #define PPC_SPD_LOAD(p) ({ SpdVec v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define PPC_SPD_STORE(p, v) do { SpdVec v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); } while (0)
 
+/// out[c] = init[c] (or +0 without init) -/+ sum_r coef(r) M[r D + c] for
+/// the columns c in [c0, c1), each entry's sum in increasing r from
+/// first(b) to last - 1, b the first column of the block it is computed in
+/// (16, then 4 columns in registers, then one: b = c): the rows before an
+/// entry's own first must hold zeros there (they add +0 to a sum at +0).
+template <bool Subtract, class First, class Coef>
+__attribute__((always_inline)) inline void columnSums(const double* M, int64_t D, int64_t c0, int64_t c1,
+                                                      const double* init, double* out, First first, int64_t last,
+                                                      Coef coef) {
+  int64_t c = c0;
+#define PPC_SPD_STEP(acc, f, v) (Subtract ? (acc) - (f) * (v) : (acc) + (f) * (v))
+  for (; c + 16 <= c1; c += 16) {
+    SpdVec a0{}, a1{}, a2{}, a3{};
+    if (init) {
+      a0 = PPC_SPD_LOAD(init + c);
+      a1 = PPC_SPD_LOAD(init + c + 4);
+      a2 = PPC_SPD_LOAD(init + c + 8);
+      a3 = PPC_SPD_LOAD(init + c + 12);
+    }
+    for (int64_t r = first(c); r < last; ++r) {
+      const double f = coef(r);
+      const double* m = M + r * D + c;
+      a0 = PPC_SPD_STEP(a0, f, PPC_SPD_LOAD(m));
+      a1 = PPC_SPD_STEP(a1, f, PPC_SPD_LOAD(m + 4));
+      a2 = PPC_SPD_STEP(a2, f, PPC_SPD_LOAD(m + 8));
+      a3 = PPC_SPD_STEP(a3, f, PPC_SPD_LOAD(m + 12));
+    }
+    PPC_SPD_STORE(out + c, a0);
+    PPC_SPD_STORE(out + c + 4, a1);
+    PPC_SPD_STORE(out + c + 8, a2);
+    PPC_SPD_STORE(out + c + 12, a3);
+  }
+  for (; c + 4 <= c1; c += 4) {
+    SpdVec a{};
+    if (init) a = PPC_SPD_LOAD(init + c);
+    for (int64_t r = first(c); r < last; ++r) a = PPC_SPD_STEP(a, coef(r), PPC_SPD_LOAD(M + r * D + c));
+    PPC_SPD_STORE(out + c, a);
+  }
+  for (; c < c1; ++c) {
+    double x = init ? init[c] : 0.0;
+    for (int64_t r = first(c); r < last; ++r) x = PPC_SPD_STEP(x, coef(r), M[r * D + c]);
+    out[c] = x;
+  }
+#undef PPC_SPD_STEP
+}
+
 // In-place lower Cholesky factor of A (D x D, its lower triangle is read);
 // returns false if not PD. On U = L^T, kept in the upper triangle, row by
 // row (left-looking): row k's tail loses U_jk times row j's tail for every
@@ -135,33 +181,8 @@ __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
     for (int64_t j = 0; j < i; ++j) L[j * D + i] = L[i * D + j];
   for (int64_t k = 0; k < D; ++k) {
     double* uk = L + k * D;
-    int64_t c = k;
-    for (; c + 16 <= D; c += 16) {
-      SpdVec a0 = PPC_SPD_LOAD(uk + c), a1 = PPC_SPD_LOAD(uk + c + 4), a2 = PPC_SPD_LOAD(uk + c + 8),
-             a3 = PPC_SPD_LOAD(uk + c + 12);
-      for (int64_t j = 0; j < k; ++j) {
-        const double* uj = L + j * D + c;
-        const double f = L[j * D + k];
-        a0 = a0 - f * PPC_SPD_LOAD(uj);
-        a1 = a1 - f * PPC_SPD_LOAD(uj + 4);
-        a2 = a2 - f * PPC_SPD_LOAD(uj + 8);
-        a3 = a3 - f * PPC_SPD_LOAD(uj + 12);
-      }
-      PPC_SPD_STORE(uk + c, a0);
-      PPC_SPD_STORE(uk + c + 4, a1);
-      PPC_SPD_STORE(uk + c + 8, a2);
-      PPC_SPD_STORE(uk + c + 12, a3);
-    }
-    for (; c + 4 <= D; c += 4) {
-      SpdVec a = PPC_SPD_LOAD(uk + c);
-      for (int64_t j = 0; j < k; ++j) a = a - L[j * D + k] * PPC_SPD_LOAD(L + j * D + c);
-      PPC_SPD_STORE(uk + c, a);
-    }
-    for (; c < D; ++c) {
-      double x = uk[c];
-      for (int64_t j = 0; j < k; ++j) x = x - L[j * D + k] * L[j * D + c];
-      uk[c] = x;
-    }
+    columnSums<true>(L, D, k, D, uk, uk, [](int64_t) { return int64_t(0); }, k,
+                     [&](int64_t j) { return L[j * D + k]; });
     const double d = uk[k];
     if (!(d > 0.0)) return false;  // also rejects NaN
     const double r = __builtin_sqrt(d);
@@ -186,64 +207,15 @@ __attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L,
   for (int64_t i = 0; i < D; ++i) {
     double* li = L + i * D;
     double* acc = inv + i * D;
-    int64_t j = 0;
-    for (; j + 16 <= i; j += 16) {
-      SpdVec a0{}, a1{}, a2{}, a3{};
-      for (int64_t k = j; k < i; ++k) {
-        const double c = li[k];
-        const double* wk = L + k * D + j;
-        a0 = a0 - c * PPC_SPD_LOAD(wk);
-        a1 = a1 - c * PPC_SPD_LOAD(wk + 4);
-        a2 = a2 - c * PPC_SPD_LOAD(wk + 8);
-        a3 = a3 - c * PPC_SPD_LOAD(wk + 12);
-      }
-      PPC_SPD_STORE(acc + j, a0);
-      PPC_SPD_STORE(acc + j + 4, a1);
-      PPC_SPD_STORE(acc + j + 8, a2);
-      PPC_SPD_STORE(acc + j + 12, a3);
-    }
-    for (; j + 4 <= i; j += 4) {
-      SpdVec a{};
-      for (int64_t k = j; k < i; ++k) a = a - li[k] * PPC_SPD_LOAD(L + k * D + j);
-      PPC_SPD_STORE(acc + j, a);
-    }
-    for (; j < i; ++j) {
-      double x = 0.0;
-      for (int64_t k = j; k < i; ++k) x = x - li[k] * L[k * D + j];
-      acc[j] = x;
-    }
+    columnSums<true>(L, D, 0, i, nullptr, acc, [](int64_t b) { return b; }, i, [&](int64_t k) { return li[k]; });
     const double r = 1.0 / li[i];
     for (int64_t t = 0; t < i; ++t) li[t] = acc[t] * r;
     li[i] = r;
   }
   for (int64_t a = 0; a < D; ++a) {
     double* row = inv + a * D;
-    int64_t b = a;
-    for (; b + 16 <= D; b += 16) {
-      SpdVec a0{}, a1{}, a2{}, a3{};
-      for (int64_t k = b; k < D; ++k) {
-        const double c = L[k * D + a];
-        const double* wk = L + k * D + b;
-        a0 = a0 + c * PPC_SPD_LOAD(wk);
-        a1 = a1 + c * PPC_SPD_LOAD(wk + 4);
-        a2 = a2 + c * PPC_SPD_LOAD(wk + 8);
-        a3 = a3 + c * PPC_SPD_LOAD(wk + 12);
-      }
-      PPC_SPD_STORE(row + b, a0);
-      PPC_SPD_STORE(row + b + 4, a1);
-      PPC_SPD_STORE(row + b + 8, a2);
-      PPC_SPD_STORE(row + b + 12, a3);
-    }
-    for (; b + 4 <= D; b += 4) {
-      SpdVec s{};
-      for (int64_t k = b; k < D; ++k) s = s + L[k * D + a] * PPC_SPD_LOAD(L + k * D + b);
-      PPC_SPD_STORE(row + b, s);
-    }
-    for (; b < D; ++b) {
-      double x = 0.0;
-      for (int64_t k = b; k < D; ++k) x = x + L[k * D + a] * L[k * D + b];
-      row[b] = x;
-    }
+    columnSums<false>(L, D, a, D, nullptr, row, [](int64_t b) { return b; }, D,
+                      [&](int64_t k) { return L[k * D + a]; });
   }
   for (int64_t a = 0; a < D; ++a)
     for (int64_t b = 0; b < a; ++b) inv[a * D + b] = inv[b * D + a];

@@ -1,6 +1,7 @@
 // Plan transformations on hand-built plans: what each one may and may not
 // change (codegen/transforms/ProductNormalizerFusion.cpp's liveness of the rows it
 // stops storing). The examples' end-to-end agreement is in InferenceTest.cpp.
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/PlanPassManager.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
@@ -17,6 +18,7 @@ using codegen::Arg;
 using codegen::ExprId;
 using codegen::Plan;
 using codegen::Stmt;
+namespace edit = codegen::edit;
 
 namespace {
 
@@ -49,13 +51,7 @@ struct ProductPlan {
     p.buffers.push_back(b);
     return int32_t(p.buffers.size() - 1);
   }
-  Arg ptr(int32_t b, ExprId index) {
-    Arg r;
-    r.kind = Arg::Kind::Pointer;
-    r.buffer = b;
-    r.expr = index;
-    return r;
-  }
+  Arg ptr(int32_t b, ExprId index) { return edit::pointerArg(b, index); }
   Arg num(ExprId e, Arg::Kind kind) {
     Arg r;
     r.kind = kind;
@@ -68,21 +64,11 @@ struct ProductPlan {
     return r;
   }
   Stmt call(const char *kernel, std::vector<Arg> args) {
-    Stmt s;
-    s.kind = Stmt::Kind::Call;
-    s.kernel = rt::findRuntimeKernel(kernel);
+    Stmt s = edit::kernelCall(kernel, std::move(args), "");
     EXPECT_NE(s.kernel, nullptr) << kernel;
-    s.args = std::move(args);
     return s;
   }
-  Stmt zero(int32_t b, ExprId index, int64_t count) {
-    Stmt s;
-    s.kind = Stmt::Kind::Zero;
-    s.buffer = b;
-    s.index = index;
-    s.count = count;
-    return s;
-  }
+  Stmt zero(int32_t b, ExprId index, int64_t count) { return edit::zeroFill(b, index, count); }
   Stmt loop(int32_t v, int64_t bound, std::vector<Stmt> body) {
     Stmt s;
     s.kind = Stmt::Kind::Loop;

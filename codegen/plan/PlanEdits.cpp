@@ -1,0 +1,71 @@
+//===- codegen/plan/PlanEdits.cpp - building blocks of plan edits --===//
+#include "codegen/plan/PlanEdits.h"
+
+#include "runtime/Symbols.h"
+
+namespace ppc::codegen::edit {
+
+Stmt kernelCall(std::string_view kernel, std::vector<Arg> args, std::string note) {
+  Stmt c;
+  c.kind = Stmt::Kind::Call;
+  c.kernel = rt::findRuntimeKernel(kernel);
+  c.args = std::move(args);
+  c.note = std::move(note);
+  return c;
+}
+
+Stmt zeroFill(int32_t buffer, ExprId index, int64_t count) {
+  Stmt z;
+  z.kind = Stmt::Kind::Zero;
+  z.buffer = buffer;
+  z.index = index;
+  z.count = count;
+  return z;
+}
+
+Arg intArg(ExprId e) {
+  Arg a;
+  a.kind = Arg::Kind::Int;
+  a.expr = e;
+  return a;
+}
+
+Arg doubleArg(ExprId e) {
+  Arg a;
+  a.kind = Arg::Kind::Double;
+  a.expr = e;
+  return a;
+}
+
+Arg pointerArg(int32_t buffer, ExprId index) {
+  Arg a;
+  a.kind = Arg::Kind::Pointer;
+  a.buffer = buffer;
+  a.expr = index;
+  return a;
+}
+
+int32_t addBuffer(Plan &p, std::string name, int64_t size, bool memo, std::vector<double> values) {
+  Buffer b;
+  b.name = std::move(name);
+  b.size = size;
+  b.memo = memo;
+  b.doubles = std::move(values);
+  p.buffers.push_back(std::move(b));
+  return int32_t(p.buffers.size() - 1);
+}
+
+bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width) {
+  if (index == kNoExpr)
+    return false;
+  auto isVar = [&](ExprId e) {
+    return e != kNoExpr && p.exprs[size_t(e)].kind == Expr::Kind::LoopVar && p.exprs[size_t(e)].var == var;
+  };
+  if (width == 1)
+    return isVar(index);
+  const Expr &x = p.exprs[size_t(index)];
+  return x.kind == Expr::Kind::MulInt &&
+         ((isVar(x.a) && p.constantOf(x.b) == width) || (isVar(x.b) && p.constantOf(x.a) == width));
+}
+
+} // namespace ppc::codegen::edit

@@ -1,0 +1,33 @@
+//===- codegen/plan/PlanEdits.h - building blocks of plan statements -----===//
+//
+// What the lowering and the plan transformations make again and again: kernel
+// calls, arguments, zero-fills, buffers, and the test that an index is the
+// row of a loop's element.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/plan/Plan.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppc::codegen::edit {
+
+/// A call of the runtime kernel `kernel`, its result discarded.
+Stmt kernelCall(std::string_view kernel, std::vector<Arg> args, std::string note);
+/// buffer[index .. index + count) = 0.
+Stmt zeroFill(int32_t buffer, ExprId index, int64_t count);
+Arg intArg(ExprId e);
+Arg doubleArg(ExprId e);
+/// &buffer[index].
+Arg pointerArg(int32_t buffer, ExprId index);
+/// A new buffer of `size` doubles (filled with `values` when given: bound
+/// data); returns its index.
+int32_t addBuffer(Plan &p, std::string name, int64_t size, bool memo = false, std::vector<double> values = {});
+/// index == var * width (width 1: var): the row of width `width` of the
+/// element of loop variable `var`.
+bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width);
+
+} // namespace ppc::codegen::edit
