@@ -55,6 +55,14 @@ int32_t addBuffer(Plan &p, std::string name, int64_t size, bool memo, std::vecto
   return int32_t(p.buffers.size() - 1);
 }
 
+int32_t dataGram(Plan &p, int32_t X, int64_t D) {
+  const std::string name = "gram.all." + p.buffers[size_t(X)].name;
+  for (size_t b = 0; b < p.buffers.size(); ++b)
+    if (p.buffers[b].name == name && p.buffers[b].size == 1 + D * D)
+      return int32_t(b);
+  return addBuffer(p, name, 1 + D * D, true);
+}
+
 bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width) {
   if (index == kNoExpr)
     return false;

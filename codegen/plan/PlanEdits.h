@@ -26,6 +26,10 @@ Arg pointerArg(int32_t buffer, ExprId index);
 /// A new buffer of `size` doubles (filled with `values` when given: bound
 /// data); returns its index.
 int32_t addBuffer(Plan &p, std::string name, int64_t size, bool memo = false, std::vector<double> values = {});
+/// The memo of X^T X over all the rows of the data matrix `X` (n x D):
+/// 1 + D*D doubles, a flag then the table (runtime/factors/InnerProduct.cpp
+/// fills it at its first use), one per matrix, shared by whatever reads it.
+int32_t dataGram(Plan &p, int32_t X, int64_t D);
 /// index == var * width (width 1: var): the row of width `width` of the
 /// element of loop variable `var`.
 bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width);

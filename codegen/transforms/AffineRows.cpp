@@ -266,7 +266,7 @@ private:
             addBuffer(p_.buffers[size_t(b)].name + ".at" + std::to_string(at), 2);
     datum_[0] = addBuffer("datum.0", 1, false, {0.0});
     datum_[1] = addBuffer("datum.1", 1, false, {1.0});
-    int32_t tables = -1;
+    int32_t sums = -1;
     for (int b = 0; b < Plan::NumBlocks; ++b) {
       std::vector<Stmt> out;
       auto &block = p_.blocks[b];
@@ -277,14 +277,14 @@ private:
           const Stmt *next = t + 1 < block.size() ? consumerIn(block[t + 1]) : nullptr;
           if (next && next->args[2].buffer == eta)
             continue; // a group of calls on blocks of rows: one call for all, at its end
-          if (tables < 0)
-            tables = addBuffer("tables." + p_.buffers[size_t(k.X)].name + "." + column, 2 + 2 * k.D + k.D * k.D,
+          if (sums < 0)
+            sums = addBuffer("sums." + p_.buffers[size_t(k.X)].name + "." + column, 1 + 2 * k.D,
                                true);
           out.push_back(edit::kernelCall(
               "ppc_dot_to_operand_affine",
               {edit::intArg(p_.intConst(p_.buffers[size_t(eta)].size / 2)), edit::intArg(p_.intConst(k.D)),
                pointer(shadows_[eta][0]), pointer(shadows_[eta][1]), pointer(eta), pointer(k.X), pointer(data_),
-               k.weight, pointer(tables), k.dst},
+               k.weight, pointer(sums), pointer(edit::dataGram(p_, k.X, k.D)), k.dst},
               c->note.substr(0, c->note.find(" (all rows)")) + " (from X^T 1, X^T " + column + " and X^T X)"));
           continue;
         }

@@ -392,7 +392,7 @@ private:
     std::map<int32_t, int32_t> grams; // X -> its X^T X over all rows
     for (auto &[buffer, s] : sources_) {
       if (!grams.count(s.X))
-        grams[s.X] = addBuffer("gram.all." + p_.buffers[size_t(s.X)].name, 1 + s.D * s.D, true);
+        grams[s.X] = edit::dataGram(p_, s.X, s.D);
       s.snapshot = addBuffer("variance." + p_.buffers[size_t(buffer)].name + ".stats", s.D + s.D * s.D);
     }
     for (auto &[buffer, d] : deferred_)

@@ -99,11 +99,12 @@ void ppc_dot_variance_sum(int64_t n, int64_t D, const double* a, const double* X
 /// ppc_dot_to_operand_rows (weight w, into dst) for rows eta_i affine in a
 /// data column y (codegen/transforms/AffineRows.cpp): eta_i = at0 + (at1 -
 /// at0) y_i, at0 and at1 the rows at y = 0 and 1. The sums come from
-/// `tables` (a memo of 2 + 2D + D*D doubles: a flag, X^T 1, X^T y, then a
-/// flag and X^T X);
+/// `sums` (a memo of 1 + 2D doubles: a flag, X^T 1, X^T y) and `gram` (X^T
+/// X, a memo as for ppc_dot_to_operand_rows);
 /// where e1 varies with y, its part from the rows eta themselves.
 void ppc_dot_to_operand_affine(int64_t n, int64_t D, const double* at0, const double* at1, const double* eta,
-                               const double* X, const double* y, double w, double* tables, double* dst);
+                               const double* X, const double* y, double w, double* sums, double* gram,
+                               double* dst);
 /// dst[2i + 1] += x_i^T (E - mu mu^T) x_i: the deferred variances put back.
 void ppc_dot_add_variance_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst);
 

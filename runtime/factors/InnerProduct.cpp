@@ -150,11 +150,11 @@ void ppc_dot_variance_sum(int64_t n, int64_t D, const double* a, const double* X
 }
 
 void ppc_dot_to_operand_affine(int64_t n, int64_t D, const double* at0, const double* at1, const double* eta,
-                               const double* X, const double* y, double w, double* tables, double* dst) {
-  double* ones = tables + 1;
+                               const double* X, const double* y, double w, double* sums, double* gram,
+                               double* dst) {
+  double* ones = sums + 1;
   double* ys = ones + D;
-  double* gram = ys + D; // a memo of its own (ppc_dot_to_operand_rows's layout)
-  if (tables[0] != 1.0) {
+  if (sums[0] != 1.0) {
     for (int64_t c = 0; c < D; ++c)
       ones[c] = ys[c] = 0.0;
     for (int64_t i = 0; i < n; ++i) {
@@ -164,7 +164,7 @@ void ppc_dot_to_operand_affine(int64_t n, int64_t D, const double* at0, const do
         ys[c] += y[i] * x[c];
       }
     }
-    tables[0] = 1.0;
+    sums[0] = 1.0;
   }
   const double a0 = at0[0], b0 = at1[0] - at0[0], a1 = at0[1], b1 = at1[1] - at0[1];
   for (int64_t c = 0; c < D; ++c)

@@ -333,18 +333,19 @@ TEST_P(RowKernels, EqualPerRowCalls) {
       for (int c = 0; c < 2; ++c)
         eta[size_t(2 * i + c)] = at0[size_t(c)] + (at1[size_t(c)] - at0[size_t(c)]) * y[size_t(i)];
     }
-    std::vector<double> affine(size_t(D + D * D), 0.0), perRow(size_t(D + D * D), 0.0),
-        tables(size_t(2 + 2 * D + D * D), 0.0);
+    std::vector<double> affine(size_t(D + D * D), 0.0), perRow(size_t(D + D * D), 0.0), sums(size_t(1 + 2 * D), 0.0),
+        grams(size_t(1 + D * D), 0.0);
     for (int pass = 0; pass < 2; ++pass) { // the second from the tables made by the first
       std::fill(affine.begin(), affine.end(), 0.0);
-      ppc_dot_to_operand_affine(n, D, at0.data(), at1.data(), eta.data(), X.data(), y.data(), 1.5, tables.data(),
-                                affine.data());
+      ppc_dot_to_operand_affine(n, D, at0.data(), at1.data(), eta.data(), X.data(), y.data(), 1.5, sums.data(),
+                                grams.data(), affine.data());
     }
     for (int64_t i = 0; i < n; ++i)
       ppc_dot_to_left(D, eta.data() + 2 * i, X.data() + i * D, 0, 1.5, perRow.data());
     for (size_t k = 0; k < affine.size(); ++k)
       EXPECT_NEAR(affine[k], perRow[k], 1e-11 * (1 + std::abs(perRow[k]))) << (same ? "same e1 " : "e1 by row ") << k;
-    EXPECT_EQ(tables[0], 1.0);
+    EXPECT_EQ(sums[0], 1.0);
+    EXPECT_EQ(grams[0], same ? 1.0 : 0.0); // X^T X only when e1 is the same for every row
   }
   }
   std::string error;
