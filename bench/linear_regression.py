@@ -12,8 +12,9 @@ Prints, each the median of --runs runs:
   * ppc's milliseconds per iteration (the median time between iterations
     over --iters iterations, --tol 0), and its ratio to one GEMV X v over the
     same matrix (numpy on its BLAS, --threads threads): the README goal is
-    2x; and what a run does once (the first iteration tabulates the data's
-    X^T X, X^T 1 and X^T y; the final block puts the rows' variances back);
+    2x; and what a run does once (the first iteration tabulates X^T 1 and
+    X^T y, the init block X^T X; the final block puts the rows' variances
+    back);
   * ppc's time to converge (--tol 1e-10, inference only, and the whole run
     with reading the CSV) against BayesianRidge's fit (from arrays in memory);
   * the largest difference between ppc's posterior means and BayesianRidge's
@@ -89,8 +90,9 @@ def main():
     it_ms = statistics.median(per_iter)
     print(f"GEMV X v (numpy): {gemv_ms:.2f} ms; ppc per iteration: {it_ms:.2f} ms ({it_ms / gemv_ms:.2f}x GEMV; "
           f"the median over iterations 2..{args.iters})")
-    print(f"ppc once per run: the first iteration {statistics.median(first):.0f} ms (tabulating X^T X, X^T 1, "
-          f"X^T y), the final block {statistics.median(final):.0f} ms (the rows' variances for the outputs)")
+    print(f"ppc once per run: the first iteration {statistics.median(first):.0f} ms (with the tables X^T 1 and "
+          f"X^T y; X^T X is made by the init block), the final block {statistics.median(final):.0f} ms (the rows' "
+          f"variances for the outputs)")
     peers.goal(f"regression within 2x of one GEMV per iteration ({it_ms / gemv_ms:.2f}x)", it_ms <= 2 * gemv_ms)
 
     conv, walls, iters = [], [], []
