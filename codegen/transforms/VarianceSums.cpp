@@ -245,11 +245,16 @@ private:
           written = a.buffer;
         }
         break;
-      case 'r':
+      case 'r': {
+        // A sum over the loop that nothing else in it reads: its correction after the loop.
         if (a.kind != Arg::Kind::Pointer || deferredArg(a) || !invariantArg(a, var) || !p_.constantOf(a.expr) ||
             (loop.parallel && !std::count(loop.reductions.begin(), loop.reductions.end(), a.buffer)))
           return false;
+        for (const Stmt &o : loop.body)
+          if (&o != &c && p_.mentions(o, a.buffer))
+            return false;
         break;
+      }
       case '0':
         if (a.kind != Arg::Kind::Null)
           return false;
@@ -288,6 +293,8 @@ private:
         const Stmt &top = block[t];
         if (!mentionsDeferred(top))
           continue;
+        if (b == Plan::Final || b == Plan::Predict) // corrections go to init, iteration and elbo
+          return false;
         if (const Stmt *f = forwardIn(top)) {
           if (rank == 2)
             return false;
