@@ -437,20 +437,32 @@ private:
     }
     // The rows the outputs read (posteriors' statistics) made exact; the
     // rest keep their shadows, which stay right for whatever runs next.
+    // Two buffers of one source share a pass of its quadratic forms.
     auto &final = p_.blocks[Plan::Final];
+    std::map<int32_t, std::vector<int32_t>> bySource; // source -> the output rows it lends variances to
     for (auto &[buffer, d] : deferred_) {
       const int32_t rows = buffer;
       if (std::none_of(p_.posteriors.begin(), p_.posteriors.end(),
                        [&](const Posterior &post) { return post.stats == rows; }))
         continue;
-      for (int32_t src : d.sources) {
-        const Source &s = sources_[src];
-        const Arg n = edit::intArg(p_.intConst(p_.buffers[size_t(buffer)].size / 2)),
-                  D = edit::intArg(p_.intConst(s.D));
-        final.push_back(edit::kernelCall("ppc_dot_add_variance_rows", {n, D, pointer(s.snapshot), pointer(s.X), pointer(buffer)},
-                             "the variances of " + p_.buffers[size_t(buffer)].name + "'s rows put back"));
+      for (int32_t src : d.sources)
+        bySource[src].push_back(buffer);
+      final.push_back(zero(d.shadow, 2)); // read by nothing before the variances are back
+    }
+    for (const auto &[src, outputs] : bySource) {
+      const Source &s = sources_[src];
+      for (size_t k = 0; k < outputs.size(); k += 2) {
+        const bool pair = k + 1 < outputs.size();
+        const Arg second = pair ? pointer(outputs[k + 1]) : Arg{Arg::Kind::Null, kNoExpr, -1};
+        std::string names = p_.buffers[size_t(outputs[k])].name;
+        if (pair)
+          names += " and " + p_.buffers[size_t(outputs[k + 1])].name;
+        final.push_back(edit::kernelCall(
+            "ppc_dot_add_variance_rows",
+            {edit::intArg(p_.intConst(p_.buffers[size_t(src)].size / 2)), edit::intArg(p_.intConst(s.D)),
+             pointer(s.snapshot), pointer(s.X), pointer(outputs[k]), second},
+            "the variances of " + names + "'s rows put back"));
       }
-      final.push_back(zero(d.shadow, 2));
     }
   }
 

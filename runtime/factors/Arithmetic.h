@@ -105,7 +105,8 @@ void ppc_dot_variance_sum(int64_t n, int64_t D, const double* a, const double* X
 void ppc_dot_to_operand_affine(int64_t n, int64_t D, const double* at0, const double* at1, const double* eta,
                                const double* X, const double* y, double w, double* sums, double* gram,
                                double* dst);
-/// dst[2i + 1] += x_i^T (E - mu mu^T) x_i: the deferred variances put back.
-void ppc_dot_add_variance_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst);
+/// dst[2i + 1] += x_i^T (E - mu mu^T) x_i: the deferred variances put back;
+/// the same to dst2 (nullable), from the same quadratic forms.
+void ppc_dot_add_variance_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst, double* dst2);
 
 }  // extern "C"

@@ -173,7 +173,8 @@ void ppc_dot_to_operand_affine(int64_t n, int64_t D, const double* at0, const do
   addSecondPart(n, D, eta, X, w, b1 == 0.0, a1, gram, P);
 }
 
-PPC_ROW_KERNEL void ppc_dot_add_variance_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst) {
+PPC_ROW_KERNEL void ppc_dot_add_variance_rows(int64_t n, int64_t D, const double* a, const double* X, double* dst,
+                                              double* dst2) {
   constexpr int64_t kChunk = 256;
   double* cov = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(D * D)));
   for (int64_t r = 0; r < D; ++r)
@@ -185,6 +186,8 @@ PPC_ROW_KERNEL void ppc_dot_add_variance_rows(int64_t n, int64_t D, const double
     ppc_quadratic_forms(m, D, X + i0 * D, cov, forms);
     for (int64_t i = 0; i < m; ++i)
       dst[2 * (i0 + i) + 1] += forms[i];
+    for (int64_t i = 0; dst2 && i < m; ++i)
+      dst2[2 * (i0 + i) + 1] += forms[i];
   }
   std::free(cov);
 }

@@ -320,9 +320,12 @@ TEST_P(RowKernels, EqualPerRowCalls) {
   EXPECT_EQ(shadow[0], 0.0);
   EXPECT_NEAR(shadow[1], variances, 1e-10 * std::abs(variances));
   EXPECT_EQ(snapshot, a);
-  ppc_dot_add_variance_rows(n, D, snapshot.data(), X.data(), means.data());
-  for (int64_t i = 0; i < 2 * n; ++i)
+  std::vector<double> twice = means;
+  ppc_dot_add_variance_rows(n, D, snapshot.data(), X.data(), means.data(), twice.data());
+  for (int64_t i = 0; i < 2 * n; ++i) {
     EXPECT_NEAR(means[size_t(i)], rows[size_t(i)], 1e-11 * (1 + std::abs(rows[size_t(i)])));
+    EXPECT_EQ(twice[size_t(i)], means[size_t(i)]);
+  }
   // Message rows affine in a data column (codegen/transforms/AffineRows.cpp):
   // eta_i = at0 + (at1 - at0) y_i, from the tables against per-row calls,
   // with e1 the same for every row and varying with y.
