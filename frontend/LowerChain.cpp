@@ -15,7 +15,10 @@
 // plate of Categoricals: z.map(zt => Categorical(B(zt))). A chain of
 // Gaussians, ?.chain(Gaussian(m0, p0))(prev => Gaussian(a * prev, tau)),
 // is `%x = gaussian_chain(%m0, %p0, %a, %tau) : real` in the same way
-// (runtime/factors/GaussianChain.cpp: a Kalman smoother).
+// (runtime/factors/GaussianChain.cpp: a Kalman smoother), and a chain of
+// MvGaussians, ?.chain(MvGaussian(m0, P0))(prev => MvGaussian(A * prev, Q)),
+// `%x = mvgaussian_chain(%m0, %P0, %A, %Q, D) : vector<D>` with A's plate of
+// D rows read whole (runtime/factors/MvGaussianChain.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/LoweringImpl.h"
@@ -51,9 +54,12 @@ SValue Lowering::markovChain(const ast::Map &m, const ast::Apply &a) {
   const auto *firstName = first ? ast::dyn<ast::Name>(first->callee.get()) : nullptr;
   if (firstName && firstName->name == "Gaussian" && !lookup("Gaussian"))
     return gaussianChain(recv, *first, *fn, m.loc, a.loc);
+  if (firstName && firstName->name == "MvGaussian" && !lookup("MvGaussian"))
+    return mvGaussianChain(recv, *first, *fn, m.loc, a.loc);
   if (!firstName || firstName->name != "Categorical" || lookup("Categorical") || first->args.size() != 1)
     return fail(m.fn->loc, "the first element of a chain must be Categorical(pi) with pi a Dirichlet random "
-                           "variable, or Gaussian(m0, p0) for a chain of Gaussians; " + std::string(kChainUsage));
+                           "variable, Gaussian(m0, p0) for a chain of Gaussians or MvGaussian(m0, P0) for a chain "
+                           "of vectors; " + std::string(kChainUsage));
   SValue pi = eval(*first->args[0]);
   if (pi.isError())
     return pi;
@@ -183,6 +189,121 @@ SValue Lowering::gaussianChain(const SValue &plate, const ast::Apply &first, con
   if (!ok)
     return SValue::error();
   return chainFactor(plate, Family::GaussianChain, args, loopLoc, loc);
+}
+
+// ?.chain(MvGaussian(m0, P0))(prev => MvGaussian(A * prev, Q)): m0 a
+// constant or an MvGaussian, P0 and Q positive constants (c I) or Wisharts,
+// A a constant (c I) or a plate of D MvGaussians of dimension D, its rows
+// (global: one variable each); the transition's mean is prev, c * prev or
+// A * prev.
+SValue Lowering::mvGaussianChain(const SValue &plate, const ast::Apply &first, const ast::Lambda &fn,
+                                 SourceRange loopLoc, SourceRange loc) {
+  const std::string usage =
+      "a chain of vectors is written ?.chain(MvGaussian(m0, P0))(prev => MvGaussian(A * prev, Q)) (or "
+      "MvGaussian(prev, Q)), with m0 a constant or an MvGaussian, P0 and Q positive constants or Wisharts, and A a "
+      "constant or the plate of its D rows: MvGaussians of dimension D (learnt) or Data(D) vectors (known)";
+  if (first.args.size() != 2 && first.args.size() != 3)
+    return fail(first.loc, "the first element of a chain of vectors takes a mean, a precision and optionally the "
+                           "dimension; " + usage);
+  const auto *body = ast::dyn<ast::Apply>(fn.body.get());
+  const auto *callee = body ? ast::dyn<ast::Name>(body->callee.get()) : nullptr;
+  if (!callee || callee->name != "MvGaussian" || body->args.size() != 2)
+    return fail(fn.body->loc, "the transition of a chain of vectors must be MvGaussian(A * " + fn.param + ", Q); " +
+                                  usage);
+  auto isPrev = [&](const ast::Expr &e) {
+    const auto *n = ast::dyn<ast::Name>(&e);
+    return n && n->name == fn.param;
+  };
+  const ast::Expr &mean = *body->args[0];
+  const ast::Expr *matrix = nullptr;
+  if (!isPrev(mean)) {
+    const auto *bin = ast::dyn<ast::Binary>(&mean);
+    if (bin && bin->op == '*' && isPrev(*bin->rhs) && !isPrev(*bin->lhs))
+      matrix = bin->lhs.get();
+    else
+      return fail(mean.loc, "the mean of a chain's transition must be " + fn.param + " or A * " + fn.param +
+                                " (the transition matrix on the left; a linear dynamical system); " + usage);
+  }
+  std::vector<SValue> args = {eval(*first.args[0]), eval(*first.args[1])};
+  if (matrix) {
+    args.push_back(eval(*matrix));
+  } else {
+    SValue one;
+    one.kind = SValue::Kind::Det;
+    one.loc = mean.loc;
+    one.constant = 1.0;
+    one.det = Operand::ofFloat(1.0);
+    args.push_back(one);
+  }
+  args.push_back(eval(*body->args[1]));
+  const FamilySpec &spec = familySpec(Family::MvGaussianChain);
+  bool ok = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    SValue &arg = args[i];
+    if (arg.kind == SValue::Kind::Dist)
+      arg = materialize(arg);
+    const bool rows = i == 2; // A: the whole plate of its rows, random or known (Data(D))
+    const bool knownRows = rows && arg.kind == SValue::Kind::RV && ir::isKnownInput(arg.base) &&
+                           arg.base->type.kind == TypeKind::Vector;
+    if (arg.isError() || (!knownRows && !checkArgument(spec, spec.params[i], arg))) {
+      ok = false;
+      continue;
+    }
+    if (arg.kind == SValue::Kind::RV &&
+        ((ir::isKnownInput(arg.base) && !knownRows) || arg.freeDims() != (rows ? 1u : 0u))) {
+      diags_.error(arg.loc, rows ? "the transition matrix of a chain of vectors must be a constant or a plate of D "
+                                   "rows of dimension D, MvGaussians or Data(D), the same for every element; got " +
+                                       describe(arg)
+                                 : "the " + std::string(spec.params[i].name) + " of a chain of vectors must be one " +
+                                       "variable or a constant (the same for every element); got " + describe(arg));
+      ok = false;
+    }
+  }
+  if (!ok)
+    return SValue::error();
+  // The dimension: written, or from a random argument.
+  std::optional<Dim> dim;
+  if (first.args.size() == 3) {
+    SValue d = eval(*first.args[2]);
+    if (d.isError() || !checkArgument(spec, spec.params[4], d))
+      return SValue::error();
+    dim = d.det.isValue() ? Dim::of(d.det.value) : Dim::of(d.det.intValue);
+  }
+  for (const SValue &arg : args)
+    if (!dim && arg.kind == SValue::Kind::RV && arg.base->type.hasDim())
+      dim = arg.base->type.dim;
+  if (!dim)
+    return fail(first.loc, "a chain of vectors with constant parameters needs its dimension: MvGaussian(m0, P0, D) "
+                           "as the first element");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const SValue &arg = args[i];
+    if (arg.kind != SValue::Kind::RV)
+      continue;
+    if (!(arg.base->type.dim == *dim)) {
+      diags_.error(arg.loc, "the " + std::string(spec.params[i].name) + " '" + arg.base->name +
+                                "' of a chain of vectors of dimension " + dimText(*dim) + " has dimension " +
+                                dimText(arg.base->type.dim));
+      ok = false;
+    }
+    if (i == 2) {
+      auto size = ir::knownPlateSize(*freePlatesOf(arg)[0].value->def);
+      if (!size || !(*size == *dim)) {
+        diags_.error(arg.loc, "the transition matrix of a chain of vectors of dimension " + dimText(*dim) +
+                                  " must be a plate of " + dimText(*dim) + " rows; '" + arg.base->name + "' has " +
+                                  (size ? dimText(*size) : std::string("a data-sized number of")));
+        ok = false;
+      }
+    }
+  }
+  if (!ok)
+    return SValue::error();
+  SValue d;
+  d.kind = SValue::Kind::Det;
+  d.isLong = true;
+  d.loc = first.loc;
+  d.det = dim->value ? Operand::ofValue(dim->value) : Operand::ofInt(dim->constant);
+  args.push_back(d);
+  return chainFactor(plate, Family::MvGaussianChain, args, loopLoc, loc);
 }
 
 } // namespace ppc::lowering

@@ -191,6 +191,8 @@ private:
   SValue markovChain(const ast::Map &m, const ast::Apply &a);
   SValue gaussianChain(const SValue &plate, const ast::Apply &first, const ast::Lambda &fn, SourceRange loopLoc,
                        SourceRange loc);
+  SValue mvGaussianChain(const SValue &plate, const ast::Apply &first, const ast::Lambda &fn, SourceRange loopLoc,
+                         SourceRange loc);
   SValue chainFactor(const SValue &plate, Family family, const std::vector<SValue> &args, SourceRange loopLoc,
                      SourceRange loc);
   /// softmax(e): K probabilities from a plate of K real values.

@@ -28,6 +28,9 @@ constexpr Family kRealParents[] = {Family::Gaussian, Family::Sum,          Famil
                                    Family::Product,  Family::InnerProduct, Family::GaussianChain,
                                    Family::Stack};
 constexpr Family kMvGaussianParent[] = {Family::MvGaussian};
+// A vector an MvGaussian's mean or an inner product accepts: an MvGaussian,
+// or an element of a chain of them.
+constexpr Family kVectorParents[] = {Family::MvGaussian, Family::MvGaussianChain};
 constexpr Family kWishartParent[] = {Family::Wishart};
 
 constexpr ParamSpec kDirichletParams[] = {
@@ -65,7 +68,7 @@ constexpr ParamSpec kGaussianParams[] = {
 // of the identity. The dimension may be left out where a random-variable
 // argument gives it.
 constexpr ParamSpec kMvGaussianParams[] = {
-    {"mean", ConstantDomain::EveryComponent, kMvGaussianParent},
+    {"mean", ConstantDomain::EveryComponent, kVectorParents},
     {"precision", ConstantDomain::TimesIdentity, kWishartParent},
     {"dimension", ConstantDomain::Dimension, {}},
 };
@@ -103,6 +106,17 @@ constexpr ParamSpec kMarkovChainParams[] = {
 // A chain of Gaussians along the innermost plate of its definition:
 // x_0 ~ Gaussian(m0, p0), x_t ~ Gaussian(a x_{t-1}, tau). Written
 // ?.chain(Gaussian(m0, p0))(prev => Gaussian(a * prev, tau)).
+// A chain of MvGaussians (a linear dynamical system): x_0 ~ MvGaussian(m0,
+// P0), x_t ~ MvGaussian(A x_{t-1}, Q). A is a constant c (the matrix c I) or
+// the whole plate of its D rows, MvGaussians of dimension D. Written
+// ?.chain(MvGaussian(m0, P0))(prev => MvGaussian(A * prev, Q)).
+constexpr ParamSpec kMvGaussianChainParams[] = {
+    {"initial mean", ConstantDomain::EveryComponent, kMvGaussianParent},
+    {"initial precision", ConstantDomain::TimesIdentity, kWishartParent},
+    {"transition matrix", ConstantDomain::Real, kMvGaussianParent},
+    {"transition precision", ConstantDomain::TimesIdentity, kWishartParent},
+    {"dimension", ConstantDomain::Dimension, {}},
+};
 constexpr ParamSpec kGaussianChainParams[] = {
     {"initial mean", ConstantDomain::Real, kGaussianParent},
     {"initial precision", ConstantDomain::Positive, kGammaParent},
@@ -119,8 +133,8 @@ constexpr ParamSpec kArithmeticParams[] = {
     {"right operand", ConstantDomain::Real, kRealParents},
 };
 constexpr ParamSpec kInnerProductParams[] = {
-    {"left vector", ConstantDomain::EveryComponent, kMvGaussianParent},
-    {"right vector", ConstantDomain::EveryComponent, kMvGaussianParent},
+    {"left vector", ConstantDomain::EveryComponent, kVectorParents},
+    {"right vector", ConstantDomain::EveryComponent, kVectorParents},
 };
 
 // tau * s: a Gamma (or a scaled one) times a known positive number.
@@ -162,6 +176,7 @@ constexpr FamilySpec kFamilies[kNumFamilies] = {
     {Family::Multinomial, "Multinomial", "multinomial", Support::Vector, kMultinomialParams, 2},
     {Family::MarkovChain, "", "chain", Support::Cat, kMarkovChainParams, 2},
     {Family::GaussianChain, "", "gaussian_chain", Support::Real, kGaussianChainParams, 4},
+    {Family::MvGaussianChain, "", "mvgaussian_chain", Support::Vector, kMvGaussianChainParams, 5},
     {Family::Sum, "", "sum", Support::Real, kArithmeticParams, 2, true},
     {Family::Difference, "", "difference", Support::Real, kArithmeticParams, 2, true},
     {Family::Product, "", "product", Support::Real, kArithmeticParams, 2, true},
@@ -198,6 +213,7 @@ std::string displayName(Family f) {
   case Family::Stack: return "stacked values (softmax's arguments)";
   case Family::MarkovChain: return "Markov chain (chain)";
   case Family::GaussianChain: return "Gaussian chain (chain)";
+  case Family::MvGaussianChain: return "MvGaussian chain (chain)";
   default: return std::string(familySpec(f).spelling);
   }
 }

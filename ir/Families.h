@@ -39,6 +39,7 @@ enum class Family : uint8_t {
   Multinomial, ///< observed counts of K categories out of known trials
   MarkovChain, ///< z_t ~ Categorical(A(z_{t-1})) along a plate, z_0 ~ Categorical(pi): a hidden Markov chain
   GaussianChain, ///< x_t ~ Gaussian(a x_{t-1}, tau) along a plate, x_0 ~ Gaussian(m0, p0): a state-space model
+  MvGaussianChain, ///< x_t ~ MvGaussian(A x_{t-1}, Q) along a plate, x_0 ~ MvGaussian(m0, P0): a linear dynamical system
   // Deterministic factors (arithmetic on random variables): the variable they
   // define is a function of their arguments, with no density of its own.
   Sum,        ///< a + b of Gaussians, constants and data
@@ -50,7 +51,7 @@ enum class Family : uint8_t {
   Softmax,      ///< softmax(e): K probabilities from a plate of K real values (Bouchard's bound)
   Stack,        ///< stack(a, b, ...): element k of a plate of known size is operand k (softmax(a, b, c))
 };
-constexpr unsigned kNumFamilies = 21;
+constexpr unsigned kNumFamilies = 22;
 
 /// The set of values a random variable takes.
 enum class Support : uint8_t {
@@ -146,6 +147,19 @@ std::string_view depKindName(DepKind k);
 inline bool isDeterministicFamily(Family f) { return familySpec(f).deterministic; }
 /// A chain along a plate (?.chain(...)(...)): one structured posterior per
 /// chain, its elements' rows updated together.
-inline bool isChainFamily(Family f) { return f == Family::MarkovChain || f == Family::GaussianChain; }
+inline bool isChainFamily(Family f) {
+  return f == Family::MarkovChain || f == Family::GaussianChain || f == Family::MvGaussianChain;
+}
+/// The operand a factor reads as a whole plate of rows, its last plate left
+/// unindexed (a Markov chain's transition probabilities, a vector chain's
+/// transition matrix, a softmax's values); -1 if none.
+inline int wholeRowsOperand(Family f) {
+  switch (f) {
+  case Family::MarkovChain: return 1;
+  case Family::MvGaussianChain: return 2;
+  case Family::Softmax: return 0;
+  default: return -1;
+  }
+}
 
 } // namespace ppc

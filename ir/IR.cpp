@@ -51,6 +51,10 @@ Type randomResultType(Family family, const std::vector<Operand> &operands) {
     if (operands.size() > 2)
       t.dim = dimOf(operands[2]);
     break;
+  case Family::MvGaussianChain:
+    if (operands.size() > 4)
+      t.dim = dimOf(operands[4]);
+    break;
   case Family::Softmax: // K probabilities from a plate of K values read whole
     if (!operands.empty() && operands[0].isValue() && !operands[0].value->dims.empty())
       if (auto n = knownPlateSize(*operands[0].value->dims.back()->def))

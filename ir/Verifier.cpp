@@ -20,8 +20,9 @@ public:
     // The plates of rows a chain reads whole (its transition probabilities):
     // messages read and write their posteriors whole too.
     walk(m_.body, [&](const Op &op) {
-      if (op.kind == OpKind::Random && readsRowsWhole(op) && !op.operands.empty() && op.operands.back().isValue())
-        wholeRows_.insert(op.operands.back().value);
+      const Operand *rows = wholeRows(op);
+      if (rows && rows->isValue())
+        wholeRows_.insert(rows->value);
     });
     region(m_.body, /*topLevel=*/true);
     if (m_.messages) {
@@ -249,7 +250,7 @@ private:
       }
       // A chain's transition rows are its whole plate of Dirichlets (the
       // element before selects one at run time).
-      const bool chainRows = (op.kind == OpKind::Random && readsRowsWhole(op) && &o == &op.operands.back()) ||
+      const bool chainRows = (op.kind == OpKind::Random && wholeRows(op) == &o) ||
                              (op.kind == OpKind::Msg && readsWholeRows(o));
       if (op.kind == OpKind::Marginal && op.results[0]->dims.size() > op.operands[0].indices.size()) {
         // A chain's marginal: all the elements of one chain.
@@ -497,7 +498,8 @@ private:
       std::string what = std::string(spec.spelling) + " " + std::string(p.name);
       if (o.isValue() && isKnownInput(o.value)) {
         // A known input stands for a constant per element.
-        if (!knownInputFits(p, o.value->type))
+        const bool knownRows = int(i) == wholeRowsOperand(op.family) && o.value->type.kind == TypeKind::Vector;
+        if (!knownInputFits(p, o.value->type) && !knownRows) // (a known matrix: rows of Data(D))
           argError(i, what + " cannot be the data " + toString(o) + " of type " + toString(o.value->type) +
                           "; it must be " + describeAccepted(p));
         continue;
@@ -618,11 +620,14 @@ private:
   std::set<const Value *> visible_;
   std::set<const Value *> wholeRows_;
   /// A chain's transition rows and a softmax's values: a plate read whole.
-  static bool readsRowsWhole(const Op &op) {
-    return op.family == Family::MarkovChain || op.family == Family::Softmax;
+  static const Operand *wholeRows(const Op &op) {
+    const int i = op.kind == OpKind::Random ? wholeRowsOperand(op.family) : -1;
+    return i >= 0 && size_t(i) < op.operands.size() ? &op.operands[size_t(i)] : nullptr;
   }
   /// `o` is the posterior of a chain's transition rows, left unindexed.
   bool readsWholeRows(const Operand &o) const {
+    if (o.isValue() && isKnownInput(o.value)) // a known matrix's rows
+      return wholeRows_.count(o.value) && o.indices.size() + 1 == o.value->dims.size();
     if (!o.isValue() || !o.value->def || o.value->def->kind != OpKind::Marginal)
       return false;
     const Operand &var = o.value->def->operands[0];

@@ -82,6 +82,22 @@ public:
                          "column)");
         return;
       }
+      if (op.family == Family::MvGaussianChain && op.operands.size() == spec.params.size()) {
+        // The rows of a learnt transition matrix are updated together, from
+        // one message each; with a full E Q those messages couple the rows,
+        // and a joint step is not coordinate ascent (the ELBO may drop).
+        const ir::Operand &A = op.operands[2], &Q = op.operands[3];
+        auto learnt = [](const ir::Operand &o) {
+          return o.isValue() && o.value->type.isRandom() && !ir::isKnownInput(o.value) && o.value->def &&
+                 !o.value->def->given;
+        };
+        if (learnt(A) && Q.isValue() && Q.value->type.isRandom())
+          fail(op.operandLoc(2), "a chain of vectors with a learnt transition matrix '" + A.value->name +
+                                     "' needs a constant transition precision (c, the matrix c I): VMP updates the "
+                                     "rows of '" + A.value->name + "' together, which the Wishart '" + Q.value->name +
+                                     "' would couple; give the precision as a constant, the matrix as known rows "
+                                     "((0L until D).map(_ => Data(D))), or hold it with --given");
+      }
       for (size_t i = 0; i < op.operands.size() && (i < spec.params.size() || spec.variadic); ++i) {
         const ir::Operand &o = op.operands[i];
         if (o.isValue() && ir::isKnownInput(o.value)) {

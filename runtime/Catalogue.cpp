@@ -19,7 +19,7 @@
 namespace ppc {
 namespace rt::factors {
 extern const FactorEntry kDirichlet, kBeta, kCategorical, kBernoulli, kGamma, kPoisson, kGaussian, kMvGaussian,
-    kWishart, kBinomial, kMultinomial, kMarkovChain, kGaussianChain, kSum, kDifference, kProduct, kInnerProduct, kScale,
+    kWishart, kBinomial, kMultinomial, kMarkovChain, kGaussianChain, kMvGaussianChain, kSum, kDifference, kProduct, kInnerProduct, kScale,
     kSigmoid, kSoftmax, kStack;
 extern const KernelGroup kGatesKernels, kVectorKernels, kScheduleKernels, kProductFormKernels, kDenseAlgebraKernels,
     kPlateStatisticsKernels, kLdaReferenceKernels, kSpecialFunctionKernels;
@@ -32,7 +32,7 @@ using namespace rt::factors;
 /// The families' entries, in the order of the Family enum (ir/Families.h).
 const std::array<const FactorEntry *, kNumFamilies> kEntries = {
     &kDirichlet, &kBeta, &kCategorical, &kBernoulli, &kGamma, &kPoisson, &kGaussian, &kMvGaussian, &kWishart,
-    &kBinomial,  &kMultinomial, &kMarkovChain, &kGaussianChain, &kSum,  &kDifference, &kProduct, &kInnerProduct, &kScale,
+    &kBinomial,  &kMultinomial, &kMarkovChain, &kGaussianChain, &kMvGaussianChain, &kSum,  &kDifference, &kProduct, &kInnerProduct, &kScale,
     &kSigmoid,    &kSoftmax,   &kStack,
 };
 

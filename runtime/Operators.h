@@ -97,6 +97,7 @@
 #include "runtime/factors/Gates.h"
 #include "runtime/factors/Gaussian.h"
 #include "runtime/factors/GaussianChain.h"
+#include "runtime/factors/MvGaussianChain.h"
 #include "runtime/factors/MarkovChain.h"
 #include "runtime/factors/Multinomial.h"
 #include "runtime/factors/MvGaussian.h"

@@ -120,7 +120,9 @@ void printPosterior(const rt::PosteriorTable &t, const std::vector<std::string> 
   {
     std::vector<std::string> cols = rt::posteriorColumns(t.family, t.dimension);
     size_t rows = cols.empty() ? 0 : t.values.size() / cols.size();
-    os << t.variable << ": " << familySpec(t.family).spelling;
+    // A chain or a computed value has no spelling of its own: "MvGaussian chain (chain)".
+    const std::string_view spelling = familySpec(t.family).spelling;
+    os << t.variable << ": " << (spelling.empty() ? displayName(t.family) : std::string(spelling));
     if (t.family == Family::Dirichlet || t.family == Family::Categorical || t.family == Family::MvGaussian ||
         t.family == Family::Wishart)
       os << "<" << t.dimension << ">";

@@ -218,7 +218,8 @@ std::string variableSection(const rt::PosteriorTable &t, const std::vector<std::
                      (t.family != Family::Dirichlet || t.indexColumns.size() != 1 || rows > kGlobalRows);
   const size_t shown = std::min(rows, local ? kLocalRows : kGlobalRows);
   std::string html = "<div class=\"variable\" id=\"var-" + escape(t.variable) + "\"><h3>" + escape(t.variable) + ": " +
-                     std::string(familySpec(t.family).spelling) +
+                     (familySpec(t.family).spelling.empty() ? displayName(t.family)
+                                                             : std::string(familySpec(t.family).spelling)) +
                      (t.dimension > 1 ? "&lt;" + std::to_string(t.dimension) + "&gt;" : "") + " posterior, " +
                      std::to_string(rows) + (rows == 1 ? " element" : " elements") + "</h3>";
   std::string cut = shown < rows ? "<p class=\"note\">" + std::to_string(shown) + " of " + std::to_string(rows) +

@@ -56,7 +56,7 @@ bool applyPosteriorSources(ir::Module &m, const std::vector<PosteriorSource> &so
     if (isChainFamily(def->family)) {
       error = s.flag() + ": '" + s.variable + "' is a chain: its saved marginals do not determine its posterior (the " +
               "pairs of neighbouring elements), so it cannot be read back; give the chain's parameters instead " +
-              "(its initial and transition probabilities, or a chain of Gaussians' coefficient and precisions)";
+              "(its initial and transition probabilities, or a chain of Gaussians' coefficient or transition matrix and precisions)";
       return false;
     }
     if (isDeterministicFamily(def->family)) {

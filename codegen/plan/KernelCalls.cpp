@@ -39,6 +39,17 @@ std::vector<double> PlanBuilder::pointMass(Family family, int param, double c, i
   // The statistics of c as a variable of the parameter's (first) conjugate family.
   const FamilySpec &fs = familySpec(family);
   Family parent = fs.params[param - 1].parents.empty() ? Family::Gaussian : fs.params[param - 1].parents[0];
+  if (wholeRowsOperand(family) == param - 1 && parent == Family::MvGaussian) {
+    // Rows read whole (a vector chain's transition matrix): c I, row by row.
+    std::vector<double> rows;
+    for (int64_t d = 0; d < dimension; ++d) {
+      std::vector<double> row = factorEntry(parent).pointMass(0.0, dimension);
+      row[size_t(d)] = c;
+      row[size_t(dimension + d * dimension + d)] = c * c;
+      rows.insert(rows.end(), row.begin(), row.end());
+    }
+    return rows;
+  }
   return factorEntry(parent).pointMass(c, dimension);
 }
 

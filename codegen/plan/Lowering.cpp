@@ -30,14 +30,14 @@ bool PlanBuilder::run() {
   // Markov chains: their marginals run over all the elements of a chain,
   // and their transition rows are read and written whole.
   ir::walk(m_.body, [&](const Op &op) {
-    if (op.kind == OpKind::Random && op.family == Family::Softmax && op.operands[0].isValue() &&
-        !op.operands[0].value->dims.empty())
-      wholePlates_.insert(op.operands[0].value->dims.back()); // its K values, read whole
-    if (op.kind != OpKind::Random || !isChainFamily(op.family))
+    if (op.kind != OpKind::Random)
       return;
-    wholePlates_.insert(op.result()->dims.back());
-    if (op.family == Family::MarkovChain && op.operands.back().isValue() && !op.operands.back().value->dims.empty())
-      wholePlates_.insert(op.operands.back().value->dims.back());
+    const int whole = wholeRowsOperand(op.family); // rows or K values, read whole
+    if (whole >= 0 && size_t(whole) < op.operands.size() && op.operands[size_t(whole)].isValue() &&
+        !op.operands[size_t(whole)].value->dims.empty())
+      wholePlates_.insert(op.operands[size_t(whole)].value->dims.back());
+    if (isChainFamily(op.family))
+      wholePlates_.insert(op.result()->dims.back());
   });
   // Missing observations are masked out of their factors' messages; the
   // product form multiplies exponential tables, which no mask reaches.

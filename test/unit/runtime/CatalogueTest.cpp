@@ -161,7 +161,8 @@ std::pair<rt::Vec, rt::Vec> example(Family f, int k) {
   case Family::Binomial:
   case Family::Multinomial: return {}; // observed only: no posterior
   case Family::MarkovChain:
-  case Family::GaussianChain: return {}; // a structured posterior (MarkovChainTest.cpp, GaussianChainTest.cpp)
+  case Family::GaussianChain:
+  case Family::MvGaussianChain: return {}; // a structured posterior (MarkovChainTest.cpp, GaussianChainTest.cpp)
   case Family::Sum:
   case Family::Difference:
   case Family::Product:

@@ -1,0 +1,393 @@
+//===- runtime/factors/MvGaussianChain.cpp - a chain of MvGaussians -------===//
+//
+// A linear dynamical system's states, x_0 ~ MvGaussian(m0, P0),
+// x_t ~ MvGaussian(A x_{t-1}, Q), with a structured posterior: one Gaussian
+// per chain whose precision is block-tridiagonal, updated by the smoother
+// (the block LDL^T elimination of that precision: the information form of
+// the Rauch-Tung-Striebel smoother). The layout of a row is in
+// MvGaussianChain.h.
+//
+// The precision's diagonal blocks are -2 (J_t + K_{t+1}), the blocks below
+// them -C_t. Forward, D_t = Lambda_tt - C_t D_{t-1}^-1 C_t^T and
+// z_t = h_t + C_t D_{t-1}^-1 z_{t-1}; backward, with the gain
+// F_t = D_t^-1 C_{t+1}^T: mu_t = D_t^-1 z_t + F_t mu_{t+1},
+// Cov(x_t, x_{t+1}) = F_t Sigma_{t+1}, Sigma_t = D_t^-1 + F_t Sigma_{t+1} F_t^T.
+// log|precision| = sum_t log|D_t|, so the chain's entropy is the sum of the
+// elements' shares D/2 log(2 pi e) - log|D_t| / 2.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/factors/MvGaussianChain.h"
+#include "runtime/factors/MvGaussian.h"
+
+#include "runtime/kernels/KernelSupport.h"
+
+#include <cmath>
+#include <vector>
+
+namespace {
+
+/// Offsets in a row of dimension D.
+struct Layout {
+  int64_t D, quad, cross, prevQuad, prevMean, entropy, flag, width;
+  explicit Layout(int64_t d)
+      : D(d), quad(d), cross(d + d * d), prevQuad(d + 2 * d * d), prevMean(d + 3 * d * d),
+        entropy(2 * d + 3 * d * d), flag(2 * d + 3 * d * d + 1), width(2 * d + 3 * d * d + 2) {}
+};
+
+/// c = a b (D x D, row-major); transposes by flags.
+void matmul(int64_t D, const double* a, bool ta, const double* b, bool tb, double* c) {
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j) {
+      double s = 0.0;
+      for (int64_t k = 0; k < D; ++k)
+        s += (ta ? a[k * D + i] : a[i * D + k]) * (tb ? b[j * D + k] : b[k * D + j]);
+      c[i * D + j] = s;
+    }
+}
+
+/// E A (D x D) from A's statistics: D rows of (E a, E a a^T) (a constant's
+/// or a known matrix's rows are point masses).
+void expectedMatrix(int64_t D, const double* stats_A, double* EA) {
+  const int64_t row = D + D * D;
+  for (int64_t d = 0; d < D; ++d)
+    for (int64_t j = 0; j < D; ++j)
+      EA[d * D + j] = stats_A[d * row + j];
+}
+
+/// Cov(a_d) (D x D) of row d of a random A.
+void rowCovariance(int64_t D, const double* stats_A, int64_t d, double* cov) {
+  const double* r = stats_A + d * (D + D * D);
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j)
+      cov[i * D + j] = r[D + i * D + j] - r[i] * r[j];
+}
+
+/// E[(x_t - A x_{t-1})(x_t - A x_{t-1})^T] of a later element (D x D).
+void innovationMoment(int64_t D, const double* sx, const double* stats_A, double* R) {
+  const Layout L(D);
+  std::vector<double> EA(size_t(D * D)), t1(size_t(D * D)), t2(size_t(D * D)), cov(size_t(D * D));
+  expectedMatrix(D, stats_A, EA.data());
+  const double* M = sx + L.cross;    // E x_t x_{t-1}^T
+  const double* S = sx + L.prevQuad; // E x_{t-1} x_{t-1}^T
+  matmul(D, M, false, EA.data(), true, t1.data());          // M EA^T
+  matmul(D, EA.data(), false, S, false, t2.data());         // EA S
+  std::vector<double> t3(size_t(D * D));
+  matmul(D, t2.data(), false, EA.data(), true, t3.data());  // EA S EA^T
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j)
+      R[i * D + j] = sx[L.quad + i * D + j] - t1[i * D + j] - t1[j * D + i] + t3[i * D + j];
+  for (int64_t d = 0; d < D; ++d) { // + diag(tr(S Cov a_d))
+    rowCovariance(D, stats_A, d, cov.data());
+    double tr = 0.0;
+    for (int64_t i = 0; i < D * D; ++i)
+      tr += S[i] * cov[i];
+    R[d * D + d] += tr;
+  }
+}
+
+/// In-place inverse of an SPD matrix; log|m| in *logdet. False if not SPD.
+bool spdInverse(int64_t D, double* m, double* logdet) {
+  std::vector<double> chol(m, m + D * D);
+  if (!cholesky(D, chol.data()))
+    return false;
+  *logdet = logdetFromCholesky(D, chol.data());
+  choleskyInverse(D, chol.data(), m);
+  return true;
+}
+
+} // namespace
+
+extern "C" {
+
+int64_t ppc_mvchain_width(int64_t D) { return Layout(D).width; }
+
+void ppc_mvchain_sample_avglog(int64_t D, int64_t pos, const double* stats_m0, const double* stats_P0,
+                               const double* stats_A, const double* stats_Q, double w,
+                               double* dst) {
+  const Layout L(D);
+  if (pos == 0) {
+    ppc_mvgaussian_sample_avglog(D, stats_m0, stats_P0, w, dst);
+    dst[L.flag] += w;
+    return;
+  }
+  std::vector<double> EA(size_t(D * D)), QA(size_t(D * D)), AQA(size_t(D * D)), cov(size_t(D * D));
+  expectedMatrix(D, stats_A, EA.data());
+  matmul(D, stats_Q, false, EA.data(), false, QA.data());  // E Q E A
+  matmul(D, EA.data(), true, QA.data(), false, AQA.data()); // E A^T E Q E A
+  for (int64_t d = 0; d < D; ++d) { // + sum_d E Q_dd Cov(a_d)
+    rowCovariance(D, stats_A, d, cov.data());
+    const double q = stats_Q[d * D + d];
+    for (int64_t i = 0; i < D * D; ++i)
+      AQA[i] += q * cov[i];
+  }
+  for (int64_t i = 0; i < D * D; ++i) {
+    dst[L.quad + i] -= w * 0.5 * stats_Q[i];
+    dst[L.cross + i] += w * QA[i];
+    dst[L.prevQuad + i] -= w * 0.5 * AQA[i];
+  }
+}
+
+void ppc_mvchain_to_initial_mean(int64_t D, const double* stats_x, const double* stats_P0, double w, double* dst) {
+  const double f = stats_x[Layout(D).flag];
+  if (f != 0.0)
+    ppc_mvgaussian_mean_avglog(D, stats_x, stats_P0, w * f, dst);
+}
+
+void ppc_mvchain_to_initial_precision(int64_t D, const double* stats_x, const double* stats_m0, double w,
+                                      double* dst) {
+  const double f = stats_x[Layout(D).flag];
+  if (f != 0.0)
+    ppc_mvgaussian_precision_avglog(D, stats_x, stats_m0, w * f, dst);
+}
+
+void ppc_mvchain_to_transition(int64_t D, const double* stats_x, const double* stats_Q, double w, double* dst) {
+  const Layout L(D);
+  if (stats_x[L.flag] != 0.0)
+    return;
+  const double* M = stats_x + L.cross;
+  const double* S = stats_x + L.prevQuad;
+  const int64_t row = D + D * D;
+  for (int64_t d = 0; d < D; ++d) {
+    double* out = dst + d * row;
+    for (int64_t e = 0; e < D; ++e) {
+      const double q = stats_Q[d * D + e];
+      for (int64_t j = 0; j < D; ++j)
+        out[j] += w * q * M[e * D + j];
+    }
+    const double qdd = stats_Q[d * D + d];
+    for (int64_t i = 0; i < D * D; ++i)
+      out[D + i] -= w * 0.5 * qdd * S[i];
+  }
+}
+
+void ppc_mvchain_to_precision(int64_t D, const double* stats_x, const double* stats_A,
+                              double w, double* dst) {
+  const Layout L(D);
+  if (stats_x[L.flag] != 0.0)
+    return;
+  std::vector<double> R(size_t(D * D));
+  innovationMoment(D, stats_x, stats_A, R.data());
+  for (int64_t i = 0; i < D * D; ++i)
+    dst[i] -= w * 0.5 * R[i];
+  dst[D * D] += w * 0.5;
+}
+
+void ppc_mvchain_stats(int64_t T, int64_t D, const double* eta, double* stats) {
+  if (T <= 0)
+    return;
+  const Layout L(D);
+  const size_t n = size_t(T), DD = size_t(D * D);
+  // Per element: D_t^-1, z_t, then mu_t and Sigma_t.
+  std::vector<double> Dinv(n * DD), z(n * size_t(D)), mu(n * size_t(D)), Sigma(n * DD), gain(n * DD);
+  std::vector<double> block(DD), tmp(DD), tmp2(DD);
+  bool ok = true;
+  for (size_t t = 0; t < n && ok; ++t) {
+    const double* e = eta + t * size_t(L.width);
+    const double* next = t + 1 < n ? eta + (t + 1) * size_t(L.width) : nullptr;
+    for (size_t i = 0; i < DD; ++i)
+      block[i] = -2.0 * (e[L.quad + int64_t(i)] + (next ? next[L.prevQuad + int64_t(i)] : 0.0));
+    for (int64_t i = 0; i < D; ++i)
+      z[t * size_t(D) + size_t(i)] = e[i];
+    if (t > 0) {
+      const double* C = e + L.cross;
+      const double* Dp = Dinv.data() + (t - 1) * DD;
+      matmul(D, C, false, Dp, false, tmp.data());          // C_t D_{t-1}^-1
+      matmul(D, tmp.data(), false, C, true, tmp2.data());  // C_t D_{t-1}^-1 C_t^T
+      for (size_t i = 0; i < DD; ++i)
+        block[i] -= tmp2[i];
+      for (int64_t i = 0; i < D; ++i) {
+        double s = 0.0;
+        for (int64_t j = 0; j < D; ++j)
+          s += tmp[size_t(i * D + j)] * z[(t - 1) * size_t(D) + size_t(j)];
+        z[t * size_t(D) + size_t(i)] += s;
+      }
+    }
+    // Symmetric by construction up to rounding: average the halves.
+    for (int64_t i = 0; i < D; ++i)
+      for (int64_t j = 0; j < i; ++j) {
+        const double a = 0.5 * (block[size_t(i * D + j)] + block[size_t(j * D + i)]);
+        block[size_t(i * D + j)] = block[size_t(j * D + i)] = a;
+      }
+    double logdet = 0.0;
+    ok = spdInverse(D, block.data(), &logdet);
+    std::copy(block.begin(), block.end(), Dinv.begin() + std::ptrdiff_t(t * DD));
+    stats[t * size_t(L.width) + size_t(L.entropy)] = 0.5 * double(D) * (1.0 + kLog2Pi) - 0.5 * logdet;
+  }
+  if (!ok) {
+    for (size_t i = 0; i < n * size_t(L.width); ++i)
+      stats[i] = std::nan("");
+    return;
+  }
+  // Backward.
+  auto matvec = [&](const double* m, const double* v, double* out) {
+    for (int64_t i = 0; i < D; ++i) {
+      double s = 0.0;
+      for (int64_t j = 0; j < D; ++j)
+        s += m[i * D + j] * v[j];
+      out[i] = s;
+    }
+  };
+  const size_t last = n - 1;
+  matvec(Dinv.data() + last * DD, z.data() + last * size_t(D), mu.data() + last * size_t(D));
+  std::copy(Dinv.begin() + std::ptrdiff_t(last * DD), Dinv.begin() + std::ptrdiff_t(n * DD),
+            Sigma.begin() + std::ptrdiff_t(last * DD));
+  for (size_t t = last; t-- > 0;) {
+    const double* Cn = eta + (t + 1) * size_t(L.width) + L.cross;
+    double* F = gain.data() + t * DD;
+    matmul(D, Dinv.data() + t * DD, false, Cn, true, F); // F_t = D_t^-1 C_{t+1}^T
+    std::vector<double> a(static_cast<size_t>(D)), b(static_cast<size_t>(D));
+    matvec(Dinv.data() + t * DD, z.data() + t * size_t(D), a.data());
+    matvec(F, mu.data() + (t + 1) * size_t(D), b.data());
+    for (int64_t i = 0; i < D; ++i)
+      mu[t * size_t(D) + size_t(i)] = a[size_t(i)] + b[size_t(i)];
+    matmul(D, F, false, Sigma.data() + (t + 1) * DD, false, tmp.data()); // F Sigma_{t+1} = Cov(x_t, x_{t+1})
+    matmul(D, tmp.data(), false, F, true, tmp2.data());
+    for (size_t i = 0; i < DD; ++i)
+      Sigma[t * DD + i] = Dinv[t * DD + i] + tmp2[i];
+  }
+  for (size_t t = 0; t < n; ++t) {
+    double* s = stats + t * size_t(L.width);
+    const double* m = mu.data() + t * size_t(D);
+    const double* Sg = Sigma.data() + t * DD;
+    for (int64_t i = 0; i < D; ++i) {
+      s[i] = m[i];
+      for (int64_t j = 0; j < D; ++j)
+        s[L.quad + i * D + j] = Sg[i * D + j] + m[i] * m[j];
+    }
+    if (t == 0) {
+      for (int64_t i = L.cross; i < L.entropy; ++i)
+        s[i] = 0.0;
+    } else {
+      const double* mp = mu.data() + (t - 1) * size_t(D);
+      const double* Sp = Sigma.data() + (t - 1) * DD;
+      // Cov(x_t, x_{t-1}) = (F_{t-1} Sigma_t)^T = Sigma_t F_{t-1}^T
+      matmul(D, Sg, false, gain.data() + (t - 1) * DD, true, tmp.data());
+      for (int64_t i = 0; i < D; ++i) {
+        s[L.prevMean + i] = mp[i];
+        for (int64_t j = 0; j < D; ++j) {
+          s[L.cross + i * D + j] = tmp[size_t(i * D + j)] + m[i] * mp[j];
+          s[L.prevQuad + i * D + j] = Sp[i * D + j] + mp[i] * mp[j];
+        }
+      }
+    }
+    s[L.flag] = eta[t * size_t(L.width) + size_t(L.flag)];
+  }
+}
+
+double ppc_mvchain_avglogfactor(int64_t D, const double* stats_x, const double* stats_m0, const double* stats_P0,
+                                const double* stats_A, const double* stats_Q) {
+  const Layout L(D);
+  if (stats_x[L.flag] != 0.0)
+    return ppc_mvgaussian_avglogfactor(D, stats_x, stats_m0, stats_P0);
+  std::vector<double> R(size_t(D * D));
+  innovationMoment(D, stats_x, stats_A, R.data());
+  double tr = 0.0;
+  for (int64_t i = 0; i < D * D; ++i)
+    tr += stats_Q[i] * R[i];
+  return 0.5 * (stats_Q[D * D] - double(D) * kLog2Pi) - 0.5 * tr;
+}
+
+double ppc_mvchain_entropy_n(int64_t n, int64_t D, const double* stats) {
+  const Layout L(D);
+  double h = 0.0;
+  for (int64_t i = 0; i < n; ++i)
+    h += stats[i * L.width + L.entropy];
+  return h;
+}
+
+}  // extern "C"
+
+#ifndef PPC_RUNTIME_BITCODE
+// ---- the catalogue's entry (not in the bitcode: kernels only) ----
+
+#include "runtime/Catalogue.h"
+#include "runtime/SymbolTable.h"
+
+namespace ppc::rt::factors {
+
+namespace {
+
+// Arguments: 0 the chain, 1 m0, 2 P0, 3 A (its rows, whole), 4 Q, 5 the dimension. Every
+// message names all the other arguments (those its kernel does not read are Plain).
+constexpr OperatorInput kToChain[] = {
+    {1, DepKind::Required}, {2, DepKind::Required}, {3, DepKind::Required}, {4, DepKind::Required}};
+constexpr OperatorInput kToInitialMean[] = {
+    {0, DepKind::Required}, {2, DepKind::Required}, {3, DepKind::Plain}, {4, DepKind::Plain}};
+constexpr OperatorInput kToInitialPrecision[] = {
+    {0, DepKind::Required}, {1, DepKind::Required}, {3, DepKind::Plain}, {4, DepKind::Plain}};
+constexpr OperatorInput kToTransition[] = {
+    {0, DepKind::Required}, {1, DepKind::Plain}, {2, DepKind::Plain}, {4, DepKind::Required}};
+constexpr OperatorInput kToPrecision[] = {
+    {0, DepKind::Required}, {1, DepKind::Plain}, {2, DepKind::Plain}, {3, DepKind::Required}};
+constexpr OperatorInput kElbo[] = {
+    {0, DepKind::Plain}, {1, DepKind::Plain}, {2, DepKind::Plain}, {3, DepKind::Plain}, {4, DepKind::Plain}};
+
+constexpr MessageOperator kMessages[] = {{"ppc_mvchain_sample_avglog", "", kToChain},
+                                         {"ppc_mvchain_to_initial_mean", "", kToInitialMean},
+                                         {"ppc_mvchain_to_initial_precision", "", kToInitialPrecision},
+                                         {"ppc_mvchain_to_transition", "", kToTransition},
+                                         {"ppc_mvchain_to_precision", "", kToPrecision},
+                                         catalogue::kNoMessage}; // the dimension
+
+constexpr KernelPattern kPatterns[] = {
+    {"ppc_mvchain_sample_avglog", "D0 P S1 S2 S3 S4 w d"},
+    {"ppc_mvchain_to_initial_mean", "D0 S0 S2 w d"},
+    {"ppc_mvchain_to_initial_precision", "D0 S0 S1 w d"},
+    {"ppc_mvchain_to_transition", "D0 S0 S4 w d"},
+    {"ppc_mvchain_to_precision", "D0 S0 S3 w d"},
+    {"ppc_mvchain_avglogfactor", "D0 S0 S1 S2 S3 S4"},
+    {"ppc_mvchain_entropy_n", "1 D0 S0"},
+};
+
+const RuntimeSymbol kSymbols[] = {
+    PPC_SYMBOL(ppc_mvchain_width),           PPC_SYMBOL(ppc_mvchain_sample_avglog),
+    PPC_SYMBOL(ppc_mvchain_to_initial_mean), PPC_SYMBOL(ppc_mvchain_to_initial_precision),
+    PPC_SYMBOL(ppc_mvchain_to_transition),   PPC_SYMBOL(ppc_mvchain_to_precision),
+    PPC_SYMBOL(ppc_mvchain_stats),           PPC_SYMBOL(ppc_mvchain_avglogfactor),
+    PPC_SYMBOL(ppc_mvchain_entropy_n),
+};
+
+int64_t width(int64_t k) { return Layout(k).width; }
+std::vector<double> pointMass(double c, int64_t k) {
+  std::vector<double> s(size_t(k), c);
+  s.resize(size_t(k + k * k), c * c);
+  return s;
+}
+std::vector<std::string> outputColumns(int64_t k) {
+  std::vector<std::string> cols = catalogue::indexedColumns("mean_", k);
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      cols.push_back("cov_" + std::to_string(i) + "_" + std::to_string(j));
+  return cols;
+}
+void standardParameters(int64_t k, const double *, const double *stats, std::vector<double> &out) {
+  for (int64_t i = 0; i < k; ++i)
+    out.push_back(stats[i]);
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      out.push_back(stats[k + i * k + j] - stats[i] * stats[j]);
+}
+
+} // namespace
+
+extern const FactorEntry kMvGaussianChain = {
+    {Family::MvGaussianChain, kMessages, "ppc_mvchain_avglogfactor", "", kElbo},
+    "ppc_mvchain_entropy_n",
+    "ppc_mvchain_stats",
+    true,
+    width,
+    pointMass,
+    outputColumns,
+    standardParameters,
+    kPatterns,
+    kSymbols,
+    nullptr, // a chain's saved marginals do not determine its covariances: not givable
+    catalogue::noSummaryColumns,
+    catalogue::noSummaries,
+    "",
+    nullptr,
+    nullptr,
+};
+
+} // namespace ppc::rt::factors
+#endif // PPC_RUNTIME_BITCODE
