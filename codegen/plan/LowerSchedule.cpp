@@ -375,14 +375,24 @@ void PlanBuilder::emitChainMarginal(const Op &marg, const std::vector<Op *> &loo
     loop.bound = length;
     loop.note = marg.result()->name + " = sum of its messages, element by element";
     ExprId row = p_.mul(p_.add(first, p_.loopVar(loop.var)), p_.intConst(post.width));
-    Stmt z;
-    z.kind = Stmt::Kind::Zero;
-    z.buffer = post.eta;
-    z.index = row;
-    z.count = post.width;
-    loop.body.push_back(std::move(z));
-    for (int32_t acc : accs)
-      loop.body.push_back(kernelCall("ppc_axpy", {intArg(post.width), doubleArg(1.0), ptrArg(acc, row), ptrArg(post.eta, row)}));
+    // eta = the sum of the messages, in one pass over the row where there
+    // are one or two (the same numbers as zero, then add each in turn).
+    if (accs.empty()) {
+      Stmt z;
+      z.kind = Stmt::Kind::Zero;
+      z.buffer = post.eta;
+      z.index = row;
+      z.count = post.width;
+      loop.body.push_back(std::move(z));
+    } else if (accs.size() == 1) {
+      loop.body.push_back(kernelCall("ppc_copy", {intArg(post.width), ptrArg(accs[0], row), ptrArg(post.eta, row)}));
+    } else {
+      loop.body.push_back(kernelCall("ppc_add", {intArg(post.width), ptrArg(accs[0], row), ptrArg(accs[1], row),
+                                                  ptrArg(post.eta, row)}));
+    }
+    for (size_t i = 2; i < accs.size(); ++i)
+      loop.body.push_back(
+          kernelCall("ppc_axpy", {intArg(post.width), doubleArg(1.0), ptrArg(accs[i], row), ptrArg(post.eta, row)}));
     body.push_back(std::move(loop));
     ExprId at = p_.mul(first, p_.intConst(post.width));
     const FactorEntry &entry = factorEntry(post.family);

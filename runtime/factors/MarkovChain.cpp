@@ -61,18 +61,25 @@ void ppc_chain_to_transition(int64_t K, const double* stats_z, double w, double*
 
 // Scaled forward-backward (Rabiner's c_t): alpha_t = P(z_t | x_0..t),
 // beta_t scaled by the same constants; potentials exp(. - max) for range.
+// Per element it reads the row's K^2 edge block once to see whether it is
+// the element before's (then its exponentials are reused) and once with
+// the pair marginals, which are written normalized in one pass: their sum
+// is known from the backward pass (sum_jk alpha_{t-1}(j) e(j, k) n(k)
+// beta_t(k) = c_t sum_j alpha_{t-1}(j) beta_{t-1}(j)), and the entropy's
+// expected edge potentials are summed in the same pass.
 double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* stats) {
   const int64_t W = rowWidth(K);
   if (T <= 0)
     return 0.0;
   std::vector<double> alpha(size_t(T * K)), beta(size_t(T * K)), node(size_t(T * K));
+  std::vector<double> nb(static_cast<size_t>(K));
   // The edge factors, one K x K block per distinct E log A (usually one per
   // chain): element t's block starts at edge[edgeAt[t]].
   std::vector<double> edge;
   std::vector<size_t> edgeAt(size_t(T), 0);
   std::vector<double> logScale(static_cast<size_t>(T));
   // Node and edge factors, each shifted by its maximum (added back to the log normalizer).
-  double logShift = 0.0;
+  double logShift = 0.0, edgeShift = 0.0;
   for (int64_t t = 0; t < T; ++t) {
     const double* e = eta + t * W;
     double m = e[0];
@@ -83,18 +90,19 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
     logShift += m;
     if (t > 0) {
       // The edges are usually the same E log A at every element: reuse the
-      // previous element's exponentials then (K^2 exps saved per element).
-      double me = e[K];
-      for (int64_t jk = 1; jk < K * K; ++jk)
-        me = std::max(me, e[K + jk]);
+      // previous element's exponentials and shift then (K^2 exps saved per element).
       if (t > 1 && std::memcmp(e + K, e - W + K, size_t(K * K) * sizeof(double)) == 0) {
         edgeAt[size_t(t)] = edgeAt[size_t(t - 1)];
       } else {
+        double me = e[K];
+        for (int64_t jk = 1; jk < K * K; ++jk)
+          me = std::max(me, e[K + jk]);
+        edgeShift = me;
         edgeAt[size_t(t)] = edge.size();
         for (int64_t jk = 0; jk < K * K; ++jk)
           edge.push_back(std::exp(e[K + jk] - me));
       }
-      logShift += me;
+      logShift += edgeShift;
     }
   }
   // Forward.
@@ -121,68 +129,70 @@ double ppc_chain_stats_lognorm(int64_t T, int64_t K, const double* eta, double* 
     double c = 0.0;
     for (int64_t k = 0; k < K; ++k)
       c += a[k];
+    const double inv = 1.0 / c;
     for (int64_t k = 0; k < K; ++k)
-      a[k] /= c;
+      a[k] *= inv;
     logScale[size_t(t)] = std::log(c);
     logZ += logScale[size_t(t)];
   }
-  // Backward, with the same scale constants.
+  // Backward, with the same scale constants; then each element's marginal,
+  // and its pair marginal with the element before.
   for (int64_t k = 0; k < K; ++k)
     beta[size_t((T - 1) * K + k)] = 1.0;
-  for (int64_t t = T - 1; t > 0; --t) {
+  double expected = 0.0; // E_q of the node and edge log-potentials, for the entropy
+  for (int64_t t = T - 1; t >= 0; --t) {
     const double* b = &beta[size_t(t * K)];
-    const double* nd = &node[size_t(t * K)];
-    const double* ed = &edge[edgeAt[size_t(t)]];
-    double* bp = &beta[size_t((t - 1) * K)];
-    const double c = std::exp(logScale[size_t(t)]);
-    for (int64_t j = 0; j < K; ++j) {
-      double s = 0.0;
-      for (int64_t k = 0; k < K; ++k)
-        s += ed[j * K + k] * nd[k] * b[k];
-      bp[j] = s / c;
-    }
-  }
-  // Marginals, pair marginals and the first-element flag.
-  for (int64_t t = 0; t < T; ++t) {
-    double* s = stats + t * W;
     const double* a = &alpha[size_t(t * K)];
-    const double* b = &beta[size_t(t * K)];
+    const double* e = eta + t * W;
+    double* s = stats + t * W;
     double total = 0.0;
     for (int64_t k = 0; k < K; ++k)
       total += a[k] * b[k];
-    for (int64_t k = 0; k < K; ++k)
-      s[k] = a[k] * b[k] / total;
+    const double invTotal = 1.0 / total;
+    for (int64_t k = 0; k < K; ++k) {
+      s[k] = a[k] * b[k] * invTotal;
+      expected += s[k] > 0.0 ? s[k] * e[k] : 0.0;
+    }
+    s[K + K * K] = e[K + K * K];
     if (t == 0) {
       for (int64_t jk = 0; jk < K * K; ++jk)
         s[K + jk] = 0.0;
-    } else {
-      const double* prev = &alpha[size_t((t - 1) * K)];
-      const double* nd = &node[size_t(t * K)];
-      const double* ed = &edge[edgeAt[size_t(t)]];
-      double sum = 0.0;
-      for (int64_t j = 0; j < K; ++j)
-        for (int64_t k = 0; k < K; ++k) {
-          const double v = prev[j] * ed[j * K + k] * nd[k] * b[k];
-          s[K + j * K + k] = v;
-          sum += v;
-        }
-      for (int64_t jk = 0; jk < K * K; ++jk)
-        s[K + jk] /= sum;
+      break;
     }
-    s[K + K * K] = eta[t * W + K + K * K];
+    const double* nd = &node[size_t(t * K)];
+    const double* ed = &edge[edgeAt[size_t(t)]];
+    const double* prev = &alpha[size_t((t - 1) * K)];
+    double* bp = &beta[size_t((t - 1) * K)];
+    const double invC = std::exp(-logScale[size_t(t)]);
+    for (int64_t k = 0; k < K; ++k)
+      nb[size_t(k)] = nd[k] * b[k];
+    double pairSum = 0.0;
+    for (int64_t j = 0; j < K; ++j) {
+      double r = 0.0;
+      for (int64_t k = 0; k < K; ++k)
+        r += ed[j * K + k] * nb[size_t(k)];
+      bp[j] = r * invC;
+      pairSum += prev[j] * r;
+    }
+    // Pair marginals prev(j) e(j, k) nb(k) / pairSum, and their expected edge potentials.
+    const double invPair = 1.0 / pairSum;
+    for (int64_t j = 0; j < K; ++j) {
+      const double pj = prev[j] * invPair;
+      const double* edj = ed + j * K;
+      const double* ej = e + K + j * K;
+      double* sj = s + K + j * K;
+      double x = 0.0;
+      for (int64_t k = 0; k < K; ++k) {
+        const double v = pj * edj[k] * nb[size_t(k)];
+        sj[k] = v;
+        x += v > 0.0 ? v * ej[k] : 0.0;
+      }
+      expected += x;
+    }
   }
   // The chain's entropy from its log normalizer, H = log Z - E_q[sum of the
   // node and edge log-potentials] (no K^2 logarithms per element), kept in
   // the first element's pair block, which has no pair (MarkovChain.h).
-  double expected = 0.0;
-  for (int64_t t = 0; t < T; ++t) {
-    const double* e = eta + t * W;
-    const double* s = stats + t * W;
-    for (int64_t k = 0; k < K; ++k)
-      expected += s[k] > 0.0 ? s[k] * e[k] : 0.0;
-    for (int64_t jk = 0; t > 0 && jk < K * K; ++jk)
-      expected += s[K + jk] > 0.0 ? s[K + jk] * e[K + jk] : 0.0;
-  }
   stats[K] = logZ - expected;
   return logZ;
 }

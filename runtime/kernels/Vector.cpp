@@ -20,6 +20,10 @@ void ppc_copy(int64_t n, const double* x, double* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i];
 }
 
+void ppc_add(int64_t n, const double* a, const double* b, double* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
 void ppc_axpy(int64_t n, double w, const double* x, double* y) {
   for (int64_t i = 0; i < n; ++i) y[i] += w * x[i];
 }
@@ -90,6 +94,7 @@ namespace ppc::rt::factors {
 namespace {
 const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_copy),
+    PPC_SYMBOL(ppc_add),
     PPC_SYMBOL(ppc_axpy),
     PPC_SYMBOL(ppc_transpose),
     PPC_SYMBOL(ppc_axpy_strided),

@@ -14,6 +14,8 @@ extern "C" {
 // depend on the vector width the loop was compiled for) =====
 /// y[i] = x[i]
 void ppc_copy(int64_t n, const double* x, double* y);
+/// y[i] = a[i] + b[i] (the same numbers as zeroing y and adding a, then b)
+void ppc_add(int64_t n, const double* a, const double* b, double* y);
 /// y[i] += w * x[i]
 void ppc_axpy(int64_t n, double w, const double* x, double* y);
 /// dst[c][r] = src[r][c] (rows x cols to cols x rows)
