@@ -103,6 +103,19 @@ std::unique_ptr<GlobalLocalInfo> GlobalLocalAnalysis::run(ir::Module &m, Diagnos
   });
   if (!info->plate)
     return info;
+  // A chain along the plate itself (one sequence, ?.chain(...)): its
+  // elements are one structured posterior, not independent locals.
+  ir::walk(m.body, [&](ir::Op &op) {
+    if (info->plate && op.isRandom() && isChainFamily(op.family) && !op.result()->dims.empty() &&
+        op.result()->dims.back() == info->plate) {
+      info->whyNot = "a chain runs along plate %" + info->plate->name + " (its elements are one posterior)";
+      info->plate = nullptr;
+    }
+  });
+  if (!info->plate) {
+    info->locals.clear();
+    return info;
+  }
   // Locals touch only globals and their own element.
   ir::walk(m.body, [&](ir::Op &op) {
     if (info->plate == nullptr || (!op.isRandom() && !op.isGate()))
