@@ -21,6 +21,7 @@
 
 #include "runtime/kernels/KernelSupport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -32,6 +33,21 @@ struct Layout {
   explicit Layout(int64_t d)
       : D(d), quad(d), cross(d + d * d), prevQuad(d + 2 * d * d), prevMean(d + 3 * d * d),
         entropy(2 * d + 3 * d * d), flag(2 * d + 3 * d * d + 1), width(2 * d + 3 * d * d + 2) {}
+};
+
+/// Scratch of n doubles for one kernel call: on the stack up to a few small
+/// matrices (the usual state dimensions), else on the heap. The per-element
+/// kernels run once per element and iteration: no allocation there.
+class Scratch {
+public:
+  explicit Scratch(size_t n) : p_(n <= kSmall ? small_ : (heap_.resize(n), heap_.data())) {}
+  double* operator()(size_t offset) { return p_ + offset; }
+
+private:
+  static constexpr size_t kSmall = 6 * 64; // six 8 x 8 matrices
+  double small_[kSmall];
+  std::vector<double> heap_;
+  double* p_;
 };
 
 /// c = a b (D x D, row-major); transposes by flags.
@@ -65,19 +81,20 @@ void rowCovariance(int64_t D, const double* stats_A, int64_t d, double* cov) {
 /// E[(x_t - A x_{t-1})(x_t - A x_{t-1})^T] of a later element (D x D).
 void innovationMoment(int64_t D, const double* sx, const double* stats_A, double* R) {
   const Layout L(D);
-  std::vector<double> EA(size_t(D * D)), t1(size_t(D * D)), t2(size_t(D * D)), cov(size_t(D * D));
-  expectedMatrix(D, stats_A, EA.data());
+  const size_t DD = size_t(D * D);
+  Scratch scratch(5 * DD);
+  double *EA = scratch(0), *t1 = scratch(DD), *t2 = scratch(2 * DD), *t3 = scratch(3 * DD), *cov = scratch(4 * DD);
+  expectedMatrix(D, stats_A, EA);
   const double* M = sx + L.cross;    // E x_t x_{t-1}^T
   const double* S = sx + L.prevQuad; // E x_{t-1} x_{t-1}^T
-  matmul(D, M, false, EA.data(), true, t1.data());          // M EA^T
-  matmul(D, EA.data(), false, S, false, t2.data());         // EA S
-  std::vector<double> t3(size_t(D * D));
-  matmul(D, t2.data(), false, EA.data(), true, t3.data());  // EA S EA^T
+  matmul(D, M, false, EA, true, t1);   // M EA^T
+  matmul(D, EA, false, S, false, t2);  // EA S
+  matmul(D, t2, false, EA, true, t3);  // EA S EA^T
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < D; ++j)
       R[i * D + j] = sx[L.quad + i * D + j] - t1[i * D + j] - t1[j * D + i] + t3[i * D + j];
   for (int64_t d = 0; d < D; ++d) { // + diag(tr(S Cov a_d))
-    rowCovariance(D, stats_A, d, cov.data());
+    rowCovariance(D, stats_A, d, cov);
     double tr = 0.0;
     for (int64_t i = 0; i < D * D; ++i)
       tr += S[i] * cov[i];
@@ -87,11 +104,13 @@ void innovationMoment(int64_t D, const double* sx, const double* stats_A, double
 
 /// In-place inverse of an SPD matrix; log|m| in *logdet. False if not SPD.
 bool spdInverse(int64_t D, double* m, double* logdet) {
-  std::vector<double> chol(m, m + D * D);
-  if (!cholesky(D, chol.data()))
+  Scratch scratch(size_t(D * D));
+  double* chol = scratch(0);
+  std::copy(m, m + D * D, chol);
+  if (!cholesky(D, chol))
     return false;
-  *logdet = logdetFromCholesky(D, chol.data());
-  choleskyInverse(D, chol.data(), m);
+  *logdet = logdetFromCholesky(D, chol);
+  choleskyInverse(D, chol, m);
   return true;
 }
 
@@ -110,12 +129,14 @@ void ppc_mvchain_sample_avglog(int64_t D, int64_t pos, const double* stats_m0, c
     dst[L.flag] += w;
     return;
   }
-  std::vector<double> EA(size_t(D * D)), QA(size_t(D * D)), AQA(size_t(D * D)), cov(size_t(D * D));
-  expectedMatrix(D, stats_A, EA.data());
-  matmul(D, stats_Q, false, EA.data(), false, QA.data());  // E Q E A
-  matmul(D, EA.data(), true, QA.data(), false, AQA.data()); // E A^T E Q E A
+  const size_t DD = size_t(D * D);
+  Scratch scratch(4 * DD);
+  double *EA = scratch(0), *QA = scratch(DD), *AQA = scratch(2 * DD), *cov = scratch(3 * DD);
+  expectedMatrix(D, stats_A, EA);
+  matmul(D, stats_Q, false, EA, false, QA);  // E Q E A
+  matmul(D, EA, true, QA, false, AQA);       // E A^T E Q E A
   for (int64_t d = 0; d < D; ++d) { // + sum_d E Q_dd Cov(a_d)
-    rowCovariance(D, stats_A, d, cov.data());
+    rowCovariance(D, stats_A, d, cov);
     const double q = stats_Q[d * D + d];
     for (int64_t i = 0; i < D * D; ++i)
       AQA[i] += q * cov[i];
@@ -165,8 +186,9 @@ void ppc_mvchain_to_precision(int64_t D, const double* stats_x, const double* st
   const Layout L(D);
   if (stats_x[L.flag] != 0.0)
     return;
-  std::vector<double> R(size_t(D * D));
-  innovationMoment(D, stats_x, stats_A, R.data());
+  Scratch scratch(size_t(D * D));
+  double* R = scratch(0);
+  innovationMoment(D, stats_x, stats_A, R);
   for (int64_t i = 0; i < D * D; ++i)
     dst[i] -= w * 0.5 * R[i];
   dst[D * D] += w * 0.5;
@@ -231,11 +253,11 @@ void ppc_mvchain_stats(int64_t T, int64_t D, const double* eta, double* stats) {
   matvec(Dinv.data() + last * DD, z.data() + last * size_t(D), mu.data() + last * size_t(D));
   std::copy(Dinv.begin() + std::ptrdiff_t(last * DD), Dinv.begin() + std::ptrdiff_t(n * DD),
             Sigma.begin() + std::ptrdiff_t(last * DD));
+  std::vector<double> a(static_cast<size_t>(D)), b(static_cast<size_t>(D));
   for (size_t t = last; t-- > 0;) {
     const double* Cn = eta + (t + 1) * size_t(L.width) + L.cross;
     double* F = gain.data() + t * DD;
     matmul(D, Dinv.data() + t * DD, false, Cn, true, F); // F_t = D_t^-1 C_{t+1}^T
-    std::vector<double> a(static_cast<size_t>(D)), b(static_cast<size_t>(D));
     matvec(Dinv.data() + t * DD, z.data() + t * size_t(D), a.data());
     matvec(F, mu.data() + (t + 1) * size_t(D), b.data());
     for (int64_t i = 0; i < D; ++i)
@@ -279,8 +301,9 @@ double ppc_mvchain_avglogfactor(int64_t D, const double* stats_x, const double* 
   const Layout L(D);
   if (stats_x[L.flag] != 0.0)
     return ppc_mvgaussian_avglogfactor(D, stats_x, stats_m0, stats_P0);
-  std::vector<double> R(size_t(D * D));
-  innovationMoment(D, stats_x, stats_A, R.data());
+  Scratch scratch(size_t(D * D));
+  double* R = scratch(0);
+  innovationMoment(D, stats_x, stats_A, R);
   double tr = 0.0;
   for (int64_t i = 0; i < D * D; ++i)
     tr += stats_Q[i] * R[i];
