@@ -36,12 +36,14 @@ double exponentialDraw(int64_t seed, int64_t stream, int64_t element, int64_t i)
 namespace {
 __attribute__((always_inline)) inline void randomSimplex(int64_t k, int64_t seed, int64_t stream, int64_t element,
                                                          double* eta, double* stats) {
-  // exponentialDraw's hash and logarithm, written out so that the draws vectorize.
+  // exponentialDraw's hash and logarithm, written out so that the draws
+  // vectorize: in two loops, so that the logarithms vectorize even where the
+  // hash's 64-bit multiplies do not (AVX2: no vpmullq), the same numbers.
   const uint64_t base = mix64(mix64(mix64(uint64_t(seed)) ^ uint64_t(stream)) ^ uint64_t(element));
-  for (int64_t i = 0; i < k; ++i) {
-    const double u = (double(mix64(base ^ uint64_t(i)) >> 11) + 0.5) * 0x1.0p-53;
-    stats[i] = -vm::log(u);
-  }
+  for (int64_t i = 0; i < k; ++i)
+    stats[i] = (double(mix64(base ^ uint64_t(i)) >> 11) + 0.5) * 0x1.0p-53;
+  for (int64_t i = 0; i < k; ++i)
+    stats[i] = -vm::log(stats[i]);
   // One sum in 8 partial sums and one division: a running sum is a chain of
   // k dependent additions, which took about half of LDA's initialization.
   const double inverse = 1.0 / reduce8(k, [&](int64_t i) { return stats[i]; });
