@@ -126,6 +126,46 @@ SValue Lowering::chainFactor(const SValue &plate, Family family, const std::vect
   return v;
 }
 
+/// The arguments (m0, p0, a, tau) of a chain of Gaussians or of vectors: its
+/// first element's mean and precision, and its transition's coefficient and
+/// precision. The transition's mean is prev (a = 1), a * prev, or prev * a
+/// where the product `commutes` (scalars); anything else is an error naming
+/// `form`. nullopt after an error.
+std::optional<std::vector<SValue>> Lowering::stateChainArguments(const ast::Apply &first, const ast::Lambda &fn,
+                                                                 const ast::Apply &transition, bool commutes,
+                                                                 const std::string &form, const std::string &usage) {
+  auto isPrev = [&](const ast::Expr &e) {
+    const auto *n = ast::dyn<ast::Name>(&e);
+    return n && n->name == fn.param;
+  };
+  const ast::Expr &mean = *transition.args[0];
+  const ast::Expr *coefficient = nullptr;
+  if (!isPrev(mean)) {
+    const auto *bin = ast::dyn<ast::Binary>(&mean);
+    if (bin && bin->op == '*' && isPrev(*bin->rhs) && !isPrev(*bin->lhs))
+      coefficient = bin->lhs.get();
+    else if (commutes && bin && bin->op == '*' && isPrev(*bin->lhs) && !isPrev(*bin->rhs))
+      coefficient = bin->rhs.get();
+    else {
+      fail(mean.loc, "the mean of a chain's transition must be " + fn.param + " or " + form + "; " + usage);
+      return std::nullopt;
+    }
+  }
+  std::vector<SValue> args = {eval(*first.args[0]), eval(*first.args[1])};
+  if (coefficient) {
+    args.push_back(eval(*coefficient));
+  } else {
+    SValue one;
+    one.kind = SValue::Kind::Det;
+    one.loc = mean.loc;
+    one.constant = 1.0;
+    one.det = Operand::ofFloat(1.0);
+    args.push_back(one);
+  }
+  args.push_back(eval(*transition.args[1]));
+  return args;
+}
+
 // ?.chain(Gaussian(m0, p0))(prev => Gaussian(a * prev, tau)): m0, a
 // constants or Gaussians, p0, tau positive constants or Gammas (global: one
 // variable each); the transition's mean is prev, a * prev or prev * a.
@@ -141,39 +181,14 @@ SValue Lowering::gaussianChain(const SValue &plate, const ast::Apply &first, con
   if (!callee || callee->name != "Gaussian" || body->args.size() != 2)
     return fail(fn.body->loc, "the transition of a chain of Gaussians must be Gaussian(a * " + fn.param +
                                   ", tau); " + usage);
-  // The mean: prev, a * prev or prev * a.
-  auto isPrev = [&](const ast::Expr &e) {
-    const auto *n = ast::dyn<ast::Name>(&e);
-    return n && n->name == fn.param;
-  };
-  const ast::Expr &mean = *body->args[0];
-  const ast::Expr *coefficient = nullptr;
-  if (!isPrev(mean)) {
-    const auto *bin = ast::dyn<ast::Binary>(&mean);
-    if (bin && bin->op == '*' && isPrev(*bin->rhs) && !isPrev(*bin->lhs))
-      coefficient = bin->lhs.get();
-    else if (bin && bin->op == '*' && isPrev(*bin->lhs) && !isPrev(*bin->rhs))
-      coefficient = bin->rhs.get();
-    else
-      return fail(mean.loc, "the mean of a chain's transition must be " + fn.param + " or a * " + fn.param +
-                                " (a linear-Gaussian state-space model); " + usage);
-  }
-  std::vector<SValue> args = {eval(*first.args[0]), eval(*first.args[1])};
-  if (coefficient) {
-    args.push_back(eval(*coefficient));
-  } else {
-    SValue one;
-    one.kind = SValue::Kind::Det;
-    one.loc = mean.loc;
-    one.constant = 1.0;
-    one.det = Operand::ofFloat(1.0);
-    args.push_back(one);
-  }
-  args.push_back(eval(*body->args[1]));
+  auto args = stateChainArguments(first, fn, *body, /*commutes=*/true,
+                                  "a * " + fn.param + " (a linear-Gaussian state-space model)", usage);
+  if (!args)
+    return SValue::error();
   const FamilySpec &spec = familySpec(Family::GaussianChain);
   bool ok = true;
-  for (size_t i = 0; i < args.size(); ++i) {
-    SValue &arg = args[i];
+  for (size_t i = 0; i < args->size(); ++i) {
+    SValue &arg = (*args)[i];
     if (arg.kind == SValue::Kind::Dist)
       arg = materialize(arg);
     if (arg.isError() || !checkArgument(spec, spec.params[i], arg)) {
@@ -188,7 +203,7 @@ SValue Lowering::gaussianChain(const SValue &plate, const ast::Apply &first, con
   }
   if (!ok)
     return SValue::error();
-  return chainFactor(plate, Family::GaussianChain, args, loopLoc, loc);
+  return chainFactor(plate, Family::GaussianChain, *args, loopLoc, loc);
 }
 
 // ?.chain(MvGaussian(m0, P0))(prev => MvGaussian(A * prev, Q)): m0 a
@@ -210,32 +225,12 @@ SValue Lowering::mvGaussianChain(const SValue &plate, const ast::Apply &first, c
   if (!callee || callee->name != "MvGaussian" || body->args.size() != 2)
     return fail(fn.body->loc, "the transition of a chain of vectors must be MvGaussian(A * " + fn.param + ", Q); " +
                                   usage);
-  auto isPrev = [&](const ast::Expr &e) {
-    const auto *n = ast::dyn<ast::Name>(&e);
-    return n && n->name == fn.param;
-  };
-  const ast::Expr &mean = *body->args[0];
-  const ast::Expr *matrix = nullptr;
-  if (!isPrev(mean)) {
-    const auto *bin = ast::dyn<ast::Binary>(&mean);
-    if (bin && bin->op == '*' && isPrev(*bin->rhs) && !isPrev(*bin->lhs))
-      matrix = bin->lhs.get();
-    else
-      return fail(mean.loc, "the mean of a chain's transition must be " + fn.param + " or A * " + fn.param +
-                                " (the transition matrix on the left; a linear dynamical system); " + usage);
-  }
-  std::vector<SValue> args = {eval(*first.args[0]), eval(*first.args[1])};
-  if (matrix) {
-    args.push_back(eval(*matrix));
-  } else {
-    SValue one;
-    one.kind = SValue::Kind::Det;
-    one.loc = mean.loc;
-    one.constant = 1.0;
-    one.det = Operand::ofFloat(1.0);
-    args.push_back(one);
-  }
-  args.push_back(eval(*body->args[1]));
+  auto parsed = stateChainArguments(first, fn, *body, /*commutes=*/false,
+                                    "A * " + fn.param + " (the transition matrix on the left; a linear dynamical system)",
+                                    usage);
+  if (!parsed)
+    return SValue::error();
+  std::vector<SValue> &args = *parsed;
   const FamilySpec &spec = familySpec(Family::MvGaussianChain);
   bool ok = true;
   for (size_t i = 0; i < args.size(); ++i) {

@@ -191,6 +191,9 @@ private:
   SValue markovChain(const ast::Map &m, const ast::Apply &a);
   SValue gaussianChain(const SValue &plate, const ast::Apply &first, const ast::Lambda &fn, SourceRange loopLoc,
                        SourceRange loc);
+  std::optional<std::vector<SValue>> stateChainArguments(const ast::Apply &first, const ast::Lambda &fn,
+                                                         const ast::Apply &transition, bool commutes,
+                                                         const std::string &form, const std::string &usage);
   SValue mvGaussianChain(const SValue &plate, const ast::Apply &first, const ast::Lambda &fn, SourceRange loopLoc,
                          SourceRange loc);
   SValue chainFactor(const SValue &plate, Family family, const std::vector<SValue> &args, SourceRange loopLoc,

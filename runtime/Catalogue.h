@@ -181,6 +181,21 @@ inline constexpr OperatorInput kGaussianToSample[] = {{1, DepKind::Required}, {2
 inline constexpr OperatorInput kGaussianToMean[] = {{0, DepKind::Required}, {2, DepKind::Required}};
 inline constexpr OperatorInput kGaussianToPrecision[] = {{0, DepKind::Required}, {1, DepKind::Required}};
 inline constexpr OperatorInput kGaussianElbo[] = {{0, DepKind::Plain}, {1, DepKind::Plain}, {2, DepKind::Plain}};
+// A chain of Gaussians or of MvGaussians, (chain, m0, p0, a, tau): every
+// message names all the other arguments (those its kernel does not read are
+// Plain). GaussianChain.cpp, MvGaussianChain.cpp.
+inline constexpr OperatorInput kStateChainToChain[] = {
+    {1, DepKind::Required}, {2, DepKind::Required}, {3, DepKind::Required}, {4, DepKind::Required}};
+inline constexpr OperatorInput kStateChainToInitialMean[] = {
+    {0, DepKind::Required}, {2, DepKind::Required}, {3, DepKind::Plain}, {4, DepKind::Plain}};
+inline constexpr OperatorInput kStateChainToInitialPrecision[] = {
+    {0, DepKind::Required}, {1, DepKind::Required}, {3, DepKind::Plain}, {4, DepKind::Plain}};
+inline constexpr OperatorInput kStateChainToTransition[] = {
+    {0, DepKind::Required}, {1, DepKind::Plain}, {2, DepKind::Plain}, {4, DepKind::Required}};
+inline constexpr OperatorInput kStateChainToPrecision[] = {
+    {0, DepKind::Required}, {1, DepKind::Plain}, {2, DepKind::Plain}, {3, DepKind::Required}};
+inline constexpr OperatorInput kStateChainElbo[] = {
+    {0, DepKind::Plain}, {1, DepKind::Plain}, {2, DepKind::Plain}, {3, DepKind::Plain}, {4, DepKind::Plain}};
 inline constexpr MessageOperator kNoMessage{"", "", kNone};
 /// k parameters named prefix0, prefix1, ... (Dirichlet's alpha_0, ...).
 std::vector<std::string> indexedColumns(const char *prefix, int64_t k);

@@ -144,25 +144,11 @@ namespace ppc::rt::factors {
 
 namespace {
 
-// Every message names all the other arguments (those its kernel does not read are Plain).
-constexpr OperatorInput kToChain[] = {
-    {1, DepKind::Required}, {2, DepKind::Required}, {3, DepKind::Required}, {4, DepKind::Required}};
-constexpr OperatorInput kToInitialMean[] = {
-    {0, DepKind::Required}, {2, DepKind::Required}, {3, DepKind::Plain}, {4, DepKind::Plain}};
-constexpr OperatorInput kToInitialPrecision[] = {
-    {0, DepKind::Required}, {1, DepKind::Required}, {3, DepKind::Plain}, {4, DepKind::Plain}};
-constexpr OperatorInput kToCoefficient[] = {
-    {0, DepKind::Required}, {1, DepKind::Plain}, {2, DepKind::Plain}, {4, DepKind::Required}};
-constexpr OperatorInput kToPrecision[] = {
-    {0, DepKind::Required}, {1, DepKind::Plain}, {2, DepKind::Plain}, {3, DepKind::Required}};
-constexpr OperatorInput kElbo[] = {
-    {0, DepKind::Plain}, {1, DepKind::Plain}, {2, DepKind::Plain}, {3, DepKind::Plain}, {4, DepKind::Plain}};
-
-constexpr MessageOperator kMessages[] = {{"ppc_gchain_sample_avglog", "", kToChain},
-                                         {"ppc_gchain_to_initial_mean", "", kToInitialMean},
-                                         {"ppc_gchain_to_initial_precision", "", kToInitialPrecision},
-                                         {"ppc_gchain_to_coefficient", "", kToCoefficient},
-                                         {"ppc_gchain_to_precision", "", kToPrecision}};
+constexpr MessageOperator kMessages[] = {{"ppc_gchain_sample_avglog", "", catalogue::kStateChainToChain},
+                                         {"ppc_gchain_to_initial_mean", "", catalogue::kStateChainToInitialMean},
+                                         {"ppc_gchain_to_initial_precision", "", catalogue::kStateChainToInitialPrecision},
+                                         {"ppc_gchain_to_coefficient", "", catalogue::kStateChainToTransition},
+                                         {"ppc_gchain_to_precision", "", catalogue::kStateChainToPrecision}};
 
 constexpr KernelPattern kPatterns[] = {
     {"ppc_gchain_sample_avglog", "P S1 S2 S3 S4 w d"},
@@ -192,7 +178,7 @@ void standardParameters(int64_t, const double *, const double *stats, std::vecto
 } // namespace
 
 extern const FactorEntry kGaussianChain = {
-    {Family::GaussianChain, kMessages, "ppc_gchain_avglogfactor", "", kElbo},
+    {Family::GaussianChain, kMessages, "ppc_gchain_avglogfactor", "", catalogue::kStateChainElbo},
     "ppc_gchain_entropy_n",
     "ppc_gchain_stats",
     false,

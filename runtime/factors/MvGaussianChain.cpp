@@ -328,28 +328,17 @@ double ppc_mvchain_entropy_n(int64_t n, int64_t D, const double* stats) {
 
 namespace ppc::rt::factors {
 
+extern const FactorEntry kMvGaussian;
+
 namespace {
 
-// Arguments: 0 the chain, 1 m0, 2 P0, 3 A (its rows, whole), 4 Q, 5 the dimension. Every
-// message names all the other arguments (those its kernel does not read are Plain).
-constexpr OperatorInput kToChain[] = {
-    {1, DepKind::Required}, {2, DepKind::Required}, {3, DepKind::Required}, {4, DepKind::Required}};
-constexpr OperatorInput kToInitialMean[] = {
-    {0, DepKind::Required}, {2, DepKind::Required}, {3, DepKind::Plain}, {4, DepKind::Plain}};
-constexpr OperatorInput kToInitialPrecision[] = {
-    {0, DepKind::Required}, {1, DepKind::Required}, {3, DepKind::Plain}, {4, DepKind::Plain}};
-constexpr OperatorInput kToTransition[] = {
-    {0, DepKind::Required}, {1, DepKind::Plain}, {2, DepKind::Plain}, {4, DepKind::Required}};
-constexpr OperatorInput kToPrecision[] = {
-    {0, DepKind::Required}, {1, DepKind::Plain}, {2, DepKind::Plain}, {3, DepKind::Required}};
-constexpr OperatorInput kElbo[] = {
-    {0, DepKind::Plain}, {1, DepKind::Plain}, {2, DepKind::Plain}, {3, DepKind::Plain}, {4, DepKind::Plain}};
-
-constexpr MessageOperator kMessages[] = {{"ppc_mvchain_sample_avglog", "", kToChain},
-                                         {"ppc_mvchain_to_initial_mean", "", kToInitialMean},
-                                         {"ppc_mvchain_to_initial_precision", "", kToInitialPrecision},
-                                         {"ppc_mvchain_to_transition", "", kToTransition},
-                                         {"ppc_mvchain_to_precision", "", kToPrecision},
+// Arguments: 0 the chain, 1 m0, 2 P0, 3 A (its rows, whole), 4 Q, 5 the
+// dimension (runtime/Catalogue.h: the state chains' operator inputs).
+constexpr MessageOperator kMessages[] = {{"ppc_mvchain_sample_avglog", "", catalogue::kStateChainToChain},
+                                         {"ppc_mvchain_to_initial_mean", "", catalogue::kStateChainToInitialMean},
+                                         {"ppc_mvchain_to_initial_precision", "", catalogue::kStateChainToInitialPrecision},
+                                         {"ppc_mvchain_to_transition", "", catalogue::kStateChainToTransition},
+                                         {"ppc_mvchain_to_precision", "", catalogue::kStateChainToPrecision},
                                          catalogue::kNoMessage}; // the dimension
 
 constexpr KernelPattern kPatterns[] = {
@@ -371,30 +360,18 @@ const RuntimeSymbol kSymbols[] = {
 };
 
 int64_t width(int64_t k) { return Layout(k).width; }
-std::vector<double> pointMass(double c, int64_t k) {
-  std::vector<double> s(size_t(k), c);
-  s.resize(size_t(k + k * k), c * c);
-  return s;
-}
-std::vector<std::string> outputColumns(int64_t k) {
-  std::vector<std::string> cols = catalogue::indexedColumns("mean_", k);
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < k; ++j)
-      cols.push_back("cov_" + std::to_string(i) + "_" + std::to_string(j));
-  return cols;
-}
-void standardParameters(int64_t k, const double *, const double *stats, std::vector<double> &out) {
-  for (int64_t i = 0; i < k; ++i)
-    out.push_back(stats[i]);
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < k; ++j)
-      out.push_back(stats[k + i * k + j] - stats[i] * stats[j]);
+// An element's row starts like an MvGaussian's, and its posterior is written
+// out as one (each element's marginal mean and covariance).
+std::vector<double> pointMass(double c, int64_t k) { return kMvGaussian.pointMass(c, k); }
+std::vector<std::string> outputColumns(int64_t k) { return kMvGaussian.outputColumns(k); }
+void standardParameters(int64_t k, const double *eta, const double *stats, std::vector<double> &out) {
+  kMvGaussian.standardParameters(k, eta, stats, out);
 }
 
 } // namespace
 
 extern const FactorEntry kMvGaussianChain = {
-    {Family::MvGaussianChain, kMessages, "ppc_mvchain_avglogfactor", "", kElbo},
+    {Family::MvGaussianChain, kMessages, "ppc_mvchain_avglogfactor", "", catalogue::kStateChainElbo},
     "ppc_mvchain_entropy_n",
     "ppc_mvchain_stats",
     true,
