@@ -208,15 +208,16 @@ SValue Lowering::gaussianChain(const SValue &plate, const ast::Apply &first, con
 
 // ?.chain(MvGaussian(m0, P0))(prev => MvGaussian(A * prev, Q)): m0 a
 // constant or an MvGaussian, P0 and Q positive constants (c I) or Wisharts,
-// A a constant (c I) or a plate of D MvGaussians of dimension D, its rows
-// (global: one variable each); the transition's mean is prev, c * prev or
-// A * prev.
+// A a constant (c I), a plate of D rows (MvGaussians of dimension D, or
+// Data(D)), or one MvGaussian of dimension D * D, vec(A) row by row (global:
+// one variable each); the transition's mean is prev, c * prev or A * prev.
 SValue Lowering::mvGaussianChain(const SValue &plate, const ast::Apply &first, const ast::Lambda &fn,
                                  SourceRange loopLoc, SourceRange loc) {
   const std::string usage =
       "a chain of vectors is written ?.chain(MvGaussian(m0, P0))(prev => MvGaussian(A * prev, Q)) (or "
       "MvGaussian(prev, Q)), with m0 a constant or an MvGaussian, P0 and Q positive constants or Wisharts, and A a "
-      "constant or the plate of its D rows: MvGaussians of dimension D (learnt) or Data(D) vectors (known)";
+      "constant, the plate of its D rows (MvGaussians of dimension D, learnt; Data(D) vectors, known) or one MvGaussian "
+      "of dimension D * D (vec(A) row by row, learnt jointly)";
   if (first.args.size() != 2 && first.args.size() != 3)
     return fail(first.loc, "the first element of a chain of vectors takes a mean, a precision and optionally the "
                            "dimension; " + usage);
@@ -244,10 +245,12 @@ SValue Lowering::mvGaussianChain(const SValue &plate, const ast::Apply &first, c
       ok = false;
       continue;
     }
+    const bool joint = rows && arg.kind == SValue::Kind::RV && !ir::isKnownInput(arg.base) && arg.freeDims() == 0;
     if (arg.kind == SValue::Kind::RV &&
-        ((ir::isKnownInput(arg.base) && !knownRows) || arg.freeDims() != (rows ? 1u : 0u))) {
-      diags_.error(arg.loc, rows ? "the transition matrix of a chain of vectors must be a constant or a plate of D "
-                                   "rows of dimension D, MvGaussians or Data(D), the same for every element; got " +
+        ((ir::isKnownInput(arg.base) && !knownRows) || (!joint && arg.freeDims() != (rows ? 1u : 0u)))) {
+      diags_.error(arg.loc, rows ? "the transition matrix of a chain of vectors must be a constant, a plate of D "
+                                   "rows of dimension D (MvGaussians or Data(D)) or one MvGaussian of dimension D * D "
+                                   "(vec(A), row by row), the same for every element; got " +
                                        describe(arg)
                                  : "the " + std::string(spec.params[i].name) + " of a chain of vectors must be one " +
                                        "variable or a constant (the same for every element); got " + describe(arg));
@@ -264,9 +267,11 @@ SValue Lowering::mvGaussianChain(const SValue &plate, const ast::Apply &first, c
       return SValue::error();
     dim = d.det.isValue() ? Dim::of(d.det.value) : Dim::of(d.det.intValue);
   }
-  for (const SValue &arg : args)
-    if (!dim && arg.kind == SValue::Kind::RV && arg.base->type.hasDim())
-      dim = arg.base->type.dim;
+  // A single MvGaussian as A is vec(A), of dimension D * D.
+  const bool jointA = args[2].kind == SValue::Kind::RV && !ir::isKnownInput(args[2].base) && args[2].freeDims() == 0;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!dim && args[i].kind == SValue::Kind::RV && args[i].base->type.hasDim() && !(i == 2 && jointA))
+      dim = args[i].base->type.dim;
   if (!dim)
     return fail(first.loc, "a chain of vectors with constant parameters needs its dimension: MvGaussian(m0, P0, D) "
                            "as the first element");
@@ -274,6 +279,16 @@ SValue Lowering::mvGaussianChain(const SValue &plate, const ast::Apply &first, c
     const SValue &arg = args[i];
     if (arg.kind != SValue::Kind::RV)
       continue;
+    if (i == 2 && jointA) { // D * D: checked here when both are numbers, else when the plan knows them
+      const Dim &a = arg.base->type.dim;
+      if (!a.value && !dim->value && a.constant != dim->constant * dim->constant) {
+        diags_.error(arg.loc, "the transition matrix '" + arg.base->name + "' of a chain of vectors of dimension " +
+                                  dimText(*dim) + " as one MvGaussian (vec(A)) must have dimension " +
+                                  std::to_string(dim->constant * dim->constant) + "; it has " + dimText(a));
+        ok = false;
+      }
+      continue;
+    }
     if (!(arg.base->type.dim == *dim)) {
       diags_.error(arg.loc, "the " + std::string(spec.params[i].name) + " '" + arg.base->name +
                                 "' of a chain of vectors of dimension " + dimText(*dim) + " has dimension " +

@@ -91,12 +91,15 @@ public:
           return o.isValue() && o.value->type.isRandom() && !ir::isKnownInput(o.value) && o.value->def &&
                  !o.value->def->given;
         };
-        if (learnt(A) && Q.isValue() && Q.value->type.isRandom())
-          fail(op.operandLoc(2), "a chain of vectors with a learnt transition matrix '" + A.value->name +
-                                     "' needs a constant transition precision (c, the matrix c I): VMP updates the "
-                                     "rows of '" + A.value->name + "' together, which the Wishart '" + Q.value->name +
-                                     "' would couple; give the precision as a constant, the matrix as known rows "
-                                     "((0L until D).map(_ => Data(D))), or hold it with --given");
+        const bool rows = A.isValue() && !A.value->dims.empty(); // (vec(A) as one MvGaussian is updated jointly)
+        if (learnt(A) && rows && Q.isValue() && Q.value->type.isRandom())
+          fail(op.operandLoc(2), "a chain of vectors whose transition matrix '" + A.value->name +
+                                     "' is learnt row by row needs a constant transition precision (c, the matrix c "
+                                     "I): VMP updates the rows of '" + A.value->name + "' together, which the Wishart '" +
+                                     Q.value->name + "' would couple; learn the matrix as one MvGaussian of dimension "
+                                     "D * D (vec(A), row by row: MvGaussian(0.0, 1.0, D * D)), give the precision as a "
+                                     "constant, the matrix as known rows ((0L until D).map(_ => Data(D))), or hold it "
+                                     "with --given");
       }
       for (size_t i = 0; i < op.operands.size() && (i < spec.params.size() || spec.variadic); ++i) {
         const ir::Operand &o = op.operands[i];

@@ -61,45 +61,69 @@ void matmul(int64_t D, const double* a, bool ta, const double* b, bool tb, doubl
     }
 }
 
-/// E A (D x D) from A's statistics: D rows of (E a, E a a^T) (a constant's
-/// or a known matrix's rows are point masses).
-void expectedMatrix(int64_t D, const double* stats_A, double* EA) {
-  const int64_t row = D + D * D;
-  for (int64_t d = 0; d < D; ++d)
-    for (int64_t j = 0; j < D; ++j)
-      EA[d * D + j] = stats_A[d * row + j];
-}
+/// A's statistics in either layout: D rows of (E a, E a a^T) (a learnt A's
+/// rows, a known matrix's or a constant's point masses), or one MvGaussian
+/// over vec(A), row-major, of dimension D^2 (`dimA`), (E vec A, E vec A vec A^T).
+class MatrixMoments {
+public:
+  MatrixMoments(int64_t D, int64_t dimA, const double* stats) : D_(D), joint_(D > 1 && dimA == D * D), s_(stats) {}
+  bool joint() const { return joint_; }
+  /// E A_di
+  double mean(int64_t d, int64_t i) const { return joint_ ? s_[d * D_ + i] : s_[d * (D_ + D_ * D_) + i]; }
+  /// E[A_di A_ej]
+  double second(int64_t d, int64_t i, int64_t e, int64_t j) const {
+    if (joint_)
+      return s_[D_ * D_ + (d * D_ + i) * D_ * D_ + (e * D_ + j)];
+    return d == e ? s_[d * (D_ + D_ * D_) + D_ + i * D_ + j] : mean(d, i) * mean(e, j);
+  }
+  void expected(double* EA) const {
+    for (int64_t d = 0; d < D_; ++d)
+      for (int64_t i = 0; i < D_; ++i)
+        EA[d * D_ + i] = mean(d, i);
+  }
+  /// E[A^T B A] (D x D) for a D x D matrix B (the transition precision's E Q).
+  void quadraticInner(const double* B, double* out) const {
+    for (int64_t i = 0; i < D_; ++i)
+      for (int64_t j = 0; j < D_; ++j) {
+        double s = 0.0;
+        for (int64_t d = 0; d < D_; ++d)
+          for (int64_t e = 0; e < D_; ++e)
+            s += B[d * D_ + e] * second(d, i, e, j);
+        out[i * D_ + j] = s;
+      }
+  }
+  /// E[A S A^T] (D x D) for a D x D matrix S (a state's second moment).
+  void quadraticOuter(const double* S, double* out) const {
+    for (int64_t d = 0; d < D_; ++d)
+      for (int64_t e = 0; e < D_; ++e) {
+        double s = 0.0;
+        for (int64_t i = 0; i < D_; ++i)
+          for (int64_t j = 0; j < D_; ++j)
+            s += S[i * D_ + j] * second(d, i, e, j);
+        out[d * D_ + e] = s;
+      }
+  }
 
-/// Cov(a_d) (D x D) of row d of a random A.
-void rowCovariance(int64_t D, const double* stats_A, int64_t d, double* cov) {
-  const double* r = stats_A + d * (D + D * D);
-  for (int64_t i = 0; i < D; ++i)
-    for (int64_t j = 0; j < D; ++j)
-      cov[i * D + j] = r[D + i * D + j] - r[i] * r[j];
-}
+private:
+  int64_t D_;
+  bool joint_;
+  const double* s_;
+};
 
 /// E[(x_t - A x_{t-1})(x_t - A x_{t-1})^T] of a later element (D x D).
-void innovationMoment(int64_t D, const double* sx, const double* stats_A, double* R) {
+void innovationMoment(int64_t D, const double* sx, const MatrixMoments& A, double* R) {
   const Layout L(D);
   const size_t DD = size_t(D * D);
-  Scratch scratch(5 * DD);
-  double *EA = scratch(0), *t1 = scratch(DD), *t2 = scratch(2 * DD), *t3 = scratch(3 * DD), *cov = scratch(4 * DD);
-  expectedMatrix(D, stats_A, EA);
+  Scratch scratch(3 * DD);
+  double *EA = scratch(0), *t1 = scratch(DD), *t3 = scratch(2 * DD);
+  A.expected(EA);
   const double* M = sx + L.cross;    // E x_t x_{t-1}^T
   const double* S = sx + L.prevQuad; // E x_{t-1} x_{t-1}^T
-  matmul(D, M, false, EA, true, t1);   // M EA^T
-  matmul(D, EA, false, S, false, t2);  // EA S
-  matmul(D, t2, false, EA, true, t3);  // EA S EA^T
+  matmul(D, M, false, EA, true, t1); // M EA^T
+  A.quadraticOuter(S, t3);           // E[A S A^T]
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < D; ++j)
       R[i * D + j] = sx[L.quad + i * D + j] - t1[i * D + j] - t1[j * D + i] + t3[i * D + j];
-  for (int64_t d = 0; d < D; ++d) { // + diag(tr(S Cov a_d))
-    rowCovariance(D, stats_A, d, cov);
-    double tr = 0.0;
-    for (int64_t i = 0; i < D * D; ++i)
-      tr += S[i] * cov[i];
-    R[d * D + d] += tr;
-  }
 }
 
 /// In-place inverse of an SPD matrix; log|m| in *logdet. False if not SPD.
@@ -121,26 +145,20 @@ extern "C" {
 int64_t ppc_mvchain_width(int64_t D) { return Layout(D).width; }
 
 void ppc_mvchain_sample_avglog(int64_t D, int64_t pos, const double* stats_m0, const double* stats_P0,
-                               const double* stats_A, const double* stats_Q, double w,
-                               double* dst) {
+                               int64_t dimA, const double* stats_A, const double* stats_Q, double w, double* dst) {
   const Layout L(D);
   if (pos == 0) {
     ppc_mvgaussian_sample_avglog(D, stats_m0, stats_P0, w, dst);
     dst[L.flag] += w;
     return;
   }
+  const MatrixMoments A(D, dimA, stats_A);
   const size_t DD = size_t(D * D);
-  Scratch scratch(4 * DD);
-  double *EA = scratch(0), *QA = scratch(DD), *AQA = scratch(2 * DD), *cov = scratch(3 * DD);
-  expectedMatrix(D, stats_A, EA);
-  matmul(D, stats_Q, false, EA, false, QA);  // E Q E A
-  matmul(D, EA, true, QA, false, AQA);       // E A^T E Q E A
-  for (int64_t d = 0; d < D; ++d) { // + sum_d E Q_dd Cov(a_d)
-    rowCovariance(D, stats_A, d, cov);
-    const double q = stats_Q[d * D + d];
-    for (int64_t i = 0; i < D * D; ++i)
-      AQA[i] += q * cov[i];
-  }
+  Scratch scratch(3 * DD);
+  double *EA = scratch(0), *QA = scratch(DD), *AQA = scratch(2 * DD);
+  A.expected(EA);
+  matmul(D, stats_Q, false, EA, false, QA); // E Q E A
+  A.quadraticInner(stats_Q, AQA);           // E[A^T Q A]
   for (int64_t i = 0; i < D * D; ++i) {
     dst[L.quad + i] -= w * 0.5 * stats_Q[i];
     dst[L.cross + i] += w * QA[i];
@@ -161,12 +179,27 @@ void ppc_mvchain_to_initial_precision(int64_t D, const double* stats_x, const do
     ppc_mvgaussian_precision_avglog(D, stats_x, stats_m0, w * f, dst);
 }
 
-void ppc_mvchain_to_transition(int64_t D, const double* stats_x, const double* stats_Q, double w, double* dst) {
+void ppc_mvchain_to_transition(int64_t D, const double* stats_x, int64_t dimA, const double* stats_Q, double w,
+                               double* dst) {
   const Layout L(D);
   if (stats_x[L.flag] != 0.0)
     return;
   const double* M = stats_x + L.cross;
   const double* S = stats_x + L.prevQuad;
+  if (D > 1 && dimA == D * D) { // vec(A): linear (E Q M)_di, quadratic -E Q_de S_ij / 2 (E Q kron S)
+    const int64_t DD = D * D;
+    for (int64_t d = 0; d < D; ++d)
+      for (int64_t i = 0; i < D; ++i) {
+        double s = 0.0;
+        for (int64_t e = 0; e < D; ++e)
+          s += stats_Q[d * D + e] * M[e * D + i];
+        dst[d * D + i] += w * s;
+        for (int64_t e = 0; e < D; ++e)
+          for (int64_t j = 0; j < D; ++j)
+            dst[DD + (d * D + i) * DD + (e * D + j)] -= w * 0.5 * stats_Q[d * D + e] * S[i * D + j];
+      }
+    return;
+  }
   const int64_t row = D + D * D;
   for (int64_t d = 0; d < D; ++d) {
     double* out = dst + d * row;
@@ -181,14 +214,14 @@ void ppc_mvchain_to_transition(int64_t D, const double* stats_x, const double* s
   }
 }
 
-void ppc_mvchain_to_precision(int64_t D, const double* stats_x, const double* stats_A,
-                              double w, double* dst) {
+void ppc_mvchain_to_precision(int64_t D, const double* stats_x, int64_t dimA, const double* stats_A, double w,
+                              double* dst) {
   const Layout L(D);
   if (stats_x[L.flag] != 0.0)
     return;
   Scratch scratch(size_t(D * D));
   double* R = scratch(0);
-  innovationMoment(D, stats_x, stats_A, R);
+  innovationMoment(D, stats_x, MatrixMoments(D, dimA, stats_A), R);
   for (int64_t i = 0; i < D * D; ++i)
     dst[i] -= w * 0.5 * R[i];
   dst[D * D] += w * 0.5;
@@ -297,13 +330,13 @@ void ppc_mvchain_stats(int64_t T, int64_t D, const double* eta, double* stats) {
 }
 
 double ppc_mvchain_avglogfactor(int64_t D, const double* stats_x, const double* stats_m0, const double* stats_P0,
-                                const double* stats_A, const double* stats_Q) {
+                                int64_t dimA, const double* stats_A, const double* stats_Q) {
   const Layout L(D);
   if (stats_x[L.flag] != 0.0)
     return ppc_mvgaussian_avglogfactor(D, stats_x, stats_m0, stats_P0);
   Scratch scratch(size_t(D * D));
   double* R = scratch(0);
-  innovationMoment(D, stats_x, stats_A, R);
+  innovationMoment(D, stats_x, MatrixMoments(D, dimA, stats_A), R);
   double tr = 0.0;
   for (int64_t i = 0; i < D * D; ++i)
     tr += stats_Q[i] * R[i];
@@ -342,12 +375,12 @@ constexpr MessageOperator kMessages[] = {{"ppc_mvchain_sample_avglog", "", catal
                                          catalogue::kNoMessage}; // the dimension
 
 constexpr KernelPattern kPatterns[] = {
-    {"ppc_mvchain_sample_avglog", "D0 P S1 S2 S3 S4 w d"},
+    {"ppc_mvchain_sample_avglog", "D0 P S1 S2 D3 S3 S4 w d"},
     {"ppc_mvchain_to_initial_mean", "D0 S0 S2 w d"},
     {"ppc_mvchain_to_initial_precision", "D0 S0 S1 w d"},
-    {"ppc_mvchain_to_transition", "D0 S0 S4 w d"},
-    {"ppc_mvchain_to_precision", "D0 S0 S3 w d"},
-    {"ppc_mvchain_avglogfactor", "D0 S0 S1 S2 S3 S4"},
+    {"ppc_mvchain_to_transition", "D0 S0 D3 S4 w d"},
+    {"ppc_mvchain_to_precision", "D0 S0 D3 S3 w d"},
+    {"ppc_mvchain_avglogfactor", "D0 S0 S1 S2 D3 S3 S4"},
     {"ppc_mvchain_entropy_n", "1 D0 S0"},
 };
 

@@ -86,7 +86,7 @@ TEST(MvGaussianChain, SmootherEqualsTheDenseInverse) {
     std::vector<double> eta(size_t(T * W), 0.0), stats(size_t(T * W));
     for (int64_t t = 0; t < T; ++t) {
       double *e = &eta[size_t(t * W)];
-      ppc_mvchain_sample_avglog(D, t, c.sm0.data(), c.sP0.data(), c.sA.data(), c.sQ.data(), 1.0, e);
+      ppc_mvchain_sample_avglog(D, t, c.sm0.data(), c.sP0.data(), D, c.sA.data(), c.sQ.data(), 1.0, e);
       Vec h = evidenceH(t);
       Mat R = evidenceR(t);
       for (int i = 0; i < D; ++i) {
@@ -135,7 +135,7 @@ TEST(MvGaussianChain, SmootherEqualsTheDenseInverse) {
     double elbo = ppc_mvchain_entropy_n(T, D, stats.data());
     for (int64_t t = 0; t < T; ++t) {
       const double *r = &stats[size_t(t * W)];
-      elbo += ppc_mvchain_avglogfactor(D, r, c.sm0.data(), c.sP0.data(), c.sA.data(), c.sQ.data());
+      elbo += ppc_mvchain_avglogfactor(D, r, c.sm0.data(), c.sP0.data(), D, c.sA.data(), c.sQ.data());
       Vec ht = evidenceH(t);
       Mat R = evidenceR(t);
       for (int i = 0; i < D; ++i) {
@@ -190,23 +190,23 @@ TEST(MvGaussianChain, MessagesAreTheExpectedLogDensity) {
     sA.insert(sA.end(), r.begin(), r.end());
   }
   const std::vector<double> x = laterElement();
-  const double value = ppc_mvchain_avglogfactor(D, x.data(), c.sm0.data(), c.sP0.data(), sA.data(), c.sQ.data());
+  const double value = ppc_mvchain_avglogfactor(D, x.data(), c.sm0.data(), c.sP0.data(), D, sA.data(), c.sQ.data());
   const double constant = 0.5 * (c.sQ[D * D] - D * kLog2Pi);
   // -> x_t (and x_{t-1}): the transition's coefficients on the row's moments.
   std::vector<double> toX(size_t(W), 0.0);
-  ppc_mvchain_sample_avglog(D, 1, c.sm0.data(), c.sP0.data(), sA.data(), c.sQ.data(), 1.0, toX.data());
+  ppc_mvchain_sample_avglog(D, 1, c.sm0.data(), c.sP0.data(), D, sA.data(), c.sQ.data(), 1.0, toX.data());
   EXPECT_NEAR(value, constant + dot(toX, x), 1e-12 * std::abs(value));
   // -> Q: (-E(x_t - A x_{t-1})(x_t - A x_{t-1})^T / 2, 1/2) on (E Q, E log|Q|).
   std::vector<double> toQ(size_t(D * D + 1), 0.0);
-  ppc_mvchain_to_precision(D, x.data(), sA.data(), 1.0, toQ.data());
+  ppc_mvchain_to_precision(D, x.data(), D, sA.data(), 1.0, toQ.data());
   EXPECT_NEAR(value, -0.5 * D * kLog2Pi + dot(toQ, c.sQ), 1e-12 * std::abs(value));
   EXPECT_DOUBLE_EQ(toQ[D * D], 0.5);
   // -> A's rows with a diagonal Q (c I: the case that learns A).
   Mat Qd = Mat::Identity(D, D) * 1.7;
   std::vector<double> sQd = wishartStats(Qd, D * std::log(1.7));
   std::vector<double> toA(sA.size(), 0.0);
-  ppc_mvchain_to_transition(D, x.data(), sQd.data(), 1.0, toA.data());
-  const double valueD = ppc_mvchain_avglogfactor(D, x.data(), c.sm0.data(), c.sP0.data(), sA.data(), sQd.data());
+  ppc_mvchain_to_transition(D, x.data(), D, sQd.data(), 1.0, toA.data());
+  const double valueD = ppc_mvchain_avglogfactor(D, x.data(), c.sm0.data(), c.sP0.data(), D, sA.data(), sQd.data());
   double rest = 0.5 * (sQd[D * D] - D * kLog2Pi); // the terms without A: -tr(Q E x_t x_t^T) / 2
   for (int i = 0; i < D; ++i)
     rest -= 0.5 * 1.7 * x[size_t(D + i * D + i)];
@@ -225,8 +225,63 @@ TEST(MvGaussianChain, MessagesAreTheExpectedLogDensity) {
   std::vector<double> toP0(size_t(D * D + 1), 0.0);
   ppc_mvchain_to_initial_precision(D, first.data(), c.sm0.data(), 1.0, toP0.data());
   const double firstValue =
-      ppc_mvchain_avglogfactor(D, first.data(), c.sm0.data(), c.sP0.data(), sA.data(), c.sQ.data());
+      ppc_mvchain_avglogfactor(D, first.data(), c.sm0.data(), c.sP0.data(), D, sA.data(), c.sQ.data());
   EXPECT_NEAR(firstValue, -0.5 * D * kLog2Pi + dot(toP0, c.sP0), 1e-12 * std::abs(firstValue));
+}
+
+// vec(A) as one MvGaussian of dimension D^2 (rows correlated with each
+// other): with a full E Q (a Wishart's), each message is still the
+// coefficients of the expected log density in its target's statistics, and
+// with the rows' covariances only on the diagonal blocks the joint layout
+// gives the rows layout's numbers.
+TEST(MvGaussianChain, AJointMatrixIsTheSameDensity) {
+  Chain c;
+  const int64_t DD = D * D;
+  Mat cov = Mat::Zero(DD, DD);
+  for (int a = 0; a < DD; ++a)
+    for (int b = 0; b < DD; ++b)
+      cov(a, b) = 0.02 * std::exp(-0.7 * std::abs(a - b)) + (a == b ? 0.01 * (1 + a % 3) : 0.0);
+  Vec mean(DD);
+  for (int d = 0; d < D; ++d)
+    for (int i = 0; i < D; ++i)
+      mean(d * D + i) = c.A(d, i);
+  std::vector<double> sJ(mean.data(), mean.data() + DD);
+  Mat second = cov + mean * mean.transpose();
+  for (int a = 0; a < DD; ++a)
+    for (int b = 0; b < DD; ++b)
+      sJ.push_back(second(a, b));
+  const std::vector<double> x = laterElement();
+  const double value = ppc_mvchain_avglogfactor(D, x.data(), c.sm0.data(), c.sP0.data(), DD, sJ.data(), c.sQ.data());
+  std::vector<double> toX(size_t(W), 0.0);
+  ppc_mvchain_sample_avglog(D, 1, c.sm0.data(), c.sP0.data(), DD, sJ.data(), c.sQ.data(), 1.0, toX.data());
+  EXPECT_NEAR(value, 0.5 * (c.sQ[D * D] - D * kLog2Pi) + dot(toX, x), 1e-12 * std::abs(value));
+  std::vector<double> toQ(size_t(D * D + 1), 0.0);
+  ppc_mvchain_to_precision(D, x.data(), DD, sJ.data(), 1.0, toQ.data());
+  EXPECT_NEAR(value, -0.5 * D * kLog2Pi + dot(toQ, c.sQ), 1e-12 * std::abs(value));
+  // -> vec(A), with the full E Q: the terms without A, plus <message, stats>.
+  std::vector<double> toA(sJ.size(), 0.0);
+  ppc_mvchain_to_transition(D, x.data(), DD, c.sQ.data(), 1.0, toA.data());
+  double rest = 0.5 * (c.sQ[D * D] - D * kLog2Pi);
+  for (int i = 0; i < D * D; ++i)
+    rest -= 0.5 * c.sQ[size_t(i)] * x[size_t(D + i)];
+  EXPECT_NEAR(value, rest + dot(toA, sJ), 1e-12 * std::abs(value));
+  // Rows uncorrelated with each other: the joint layout's numbers are the rows'.
+  Mat blockCov = Mat::Zero(DD, DD);
+  std::vector<double> sRows;
+  for (int d = 0; d < D; ++d) {
+    Mat b = cov.block(d * D, d * D, D, D);
+    blockCov.block(d * D, d * D, D, D) = b;
+    std::vector<double> r = mvStats(c.A.row(d).transpose(), b);
+    sRows.insert(sRows.end(), r.begin(), r.end());
+  }
+  std::vector<double> sBlock(mean.data(), mean.data() + DD);
+  Mat secondBlock = blockCov + mean * mean.transpose();
+  for (int a = 0; a < DD; ++a)
+    for (int b = 0; b < DD; ++b)
+      sBlock.push_back(secondBlock(a, b));
+  EXPECT_NEAR(ppc_mvchain_avglogfactor(D, x.data(), c.sm0.data(), c.sP0.data(), DD, sBlock.data(), c.sQ.data()),
+              ppc_mvchain_avglogfactor(D, x.data(), c.sm0.data(), c.sP0.data(), D, sRows.data(), c.sQ.data()),
+              1e-12 * std::abs(value));
 }
 
 // A precision that is not positive definite gives NaN statistics, not garbage.
