@@ -81,26 +81,17 @@ public:
       for (int64_t i = 0; i < D_; ++i)
         EA[d * D_ + i] = mean(d, i);
   }
-  /// E[A^T B A] (D x D) for a D x D matrix B (the transition precision's E Q).
-  void quadraticInner(const double* B, double* out) const {
-    for (int64_t i = 0; i < D_; ++i)
-      for (int64_t j = 0; j < D_; ++j) {
+  /// E[A^T B A] (D x D) for a D x D matrix B (`inner`: the transition
+  /// precision's E Q), or E[A B A^T] (a state's second moment): out_pq =
+  /// sum_ab B_ab E[A_ap A_bq], or sum_ab B_ab E[A_pa A_qb].
+  void contract(const double* B, bool inner, double* out) const {
+    for (int64_t p = 0; p < D_; ++p)
+      for (int64_t q = 0; q < D_; ++q) {
         double s = 0.0;
-        for (int64_t d = 0; d < D_; ++d)
-          for (int64_t e = 0; e < D_; ++e)
-            s += B[d * D_ + e] * second(d, i, e, j);
-        out[i * D_ + j] = s;
-      }
-  }
-  /// E[A S A^T] (D x D) for a D x D matrix S (a state's second moment).
-  void quadraticOuter(const double* S, double* out) const {
-    for (int64_t d = 0; d < D_; ++d)
-      for (int64_t e = 0; e < D_; ++e) {
-        double s = 0.0;
-        for (int64_t i = 0; i < D_; ++i)
-          for (int64_t j = 0; j < D_; ++j)
-            s += S[i * D_ + j] * second(d, i, e, j);
-        out[d * D_ + e] = s;
+        for (int64_t a = 0; a < D_; ++a)
+          for (int64_t b = 0; b < D_; ++b)
+            s += B[a * D_ + b] * (inner ? second(a, p, b, q) : second(p, a, q, b));
+        out[p * D_ + q] = s;
       }
   }
 
@@ -120,7 +111,7 @@ void innovationMoment(int64_t D, const double* sx, const MatrixMoments& A, doubl
   const double* M = sx + L.cross;    // E x_t x_{t-1}^T
   const double* S = sx + L.prevQuad; // E x_{t-1} x_{t-1}^T
   matmul(D, M, false, EA, true, t1); // M EA^T
-  A.quadraticOuter(S, t3);           // E[A S A^T]
+  A.contract(S, false, t3);          // E[A S A^T]
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < D; ++j)
       R[i * D + j] = sx[L.quad + i * D + j] - t1[i * D + j] - t1[j * D + i] + t3[i * D + j];
@@ -158,7 +149,7 @@ void ppc_mvchain_sample_avglog(int64_t D, int64_t pos, const double* stats_m0, c
   double *EA = scratch(0), *QA = scratch(DD), *AQA = scratch(2 * DD);
   A.expected(EA);
   matmul(D, stats_Q, false, EA, false, QA); // E Q E A
-  A.quadraticInner(stats_Q, AQA);           // E[A^T Q A]
+  A.contract(stats_Q, true, AQA);            // E[A^T Q A]
   for (int64_t i = 0; i < D * D; ++i) {
     dst[L.quad + i] -= w * 0.5 * stats_Q[i];
     dst[L.cross + i] += w * QA[i];
