@@ -107,8 +107,9 @@ constexpr ParamSpec kMarkovChainParams[] = {
 // x_0 ~ Gaussian(m0, p0), x_t ~ Gaussian(a x_{t-1}, tau). Written
 // ?.chain(Gaussian(m0, p0))(prev => Gaussian(a * prev, tau)).
 // A chain of MvGaussians (a linear dynamical system): x_0 ~ MvGaussian(m0,
-// P0), x_t ~ MvGaussian(A x_{t-1}, Q). A is a constant c (the matrix c I) or
-// the whole plate of its D rows, MvGaussians of dimension D. Written
+// P0), x_t ~ MvGaussian(A x_{t-1}, Q). A is a constant c (the matrix c I),
+// the whole plate of its D rows (MvGaussians of dimension D, or Data(D)), or
+// one MvGaussian of dimension D * D (vec(A)). Written
 // ?.chain(MvGaussian(m0, P0))(prev => MvGaussian(A * prev, Q)).
 constexpr ParamSpec kMvGaussianChainParams[] = {
     {"initial mean", ConstantDomain::EveryComponent, kMvGaussianParent},

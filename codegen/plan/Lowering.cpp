@@ -40,8 +40,10 @@ bool PlanBuilder::run() {
       wholePlates_.insert(op.result()->dims.back());
     // A vector chain's transition matrix as one MvGaussian is vec(A): D * D
     // (the front end checks it where both are numbers before the parameters).
-    const ir::Operand &A = op.operands.size() > 2 ? op.operands[2] : op.operands[0];
-    if (op.family == Family::MvGaussianChain && A.isValue() && A.value->dims.empty() && A.value->type.hasDim()) {
+    if (op.family != Family::MvGaussianChain)
+      return;
+    const ir::Operand &A = op.operands[2];
+    if (A.isValue() && A.value->dims.empty() && A.value->type.hasDim()) {
       const int64_t D = dimValue(op.result()->type.dim, op.loc), dimA = dimValue(A.value->type.dim, op.loc);
       if (dimA != D * D)
         fail(op.operandLoc(2), "the transition matrix '" + A.value->name + "' of a chain of vectors of dimension " +
