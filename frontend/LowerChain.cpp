@@ -281,10 +281,13 @@ SValue Lowering::mvGaussianChain(const SValue &plate, const ast::Apply &first, c
       continue;
     if (i == 2 && jointA) { // D * D: checked here when both are numbers, else when the plan knows them
       const Dim &a = arg.base->type.dim;
-      if (!a.value && !dim->value && a.constant != dim->constant * dim->constant) {
+      int64_t squared = 0; // a D too large to square is no vec(A) either
+      const bool overflows = __builtin_mul_overflow(dim->constant, dim->constant, &squared);
+      if (!a.value && !dim->value && (overflows || a.constant != squared)) {
         diags_.error(arg.loc, "the transition matrix '" + arg.base->name + "' of a chain of vectors of dimension " +
                                   dimText(*dim) + " as one MvGaussian (vec(A)) must have dimension " +
-                                  std::to_string(dim->constant * dim->constant) + "; it has " + dimText(a));
+                                  (overflows ? dimText(*dim) + " * " + dimText(*dim) : std::to_string(squared)) +
+                                  "; it has " + dimText(a));
         ok = false;
       }
       continue;

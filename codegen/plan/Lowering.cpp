@@ -45,10 +45,13 @@ bool PlanBuilder::run() {
     const ir::Operand &A = op.operands[2];
     if (A.isValue() && A.value->dims.empty() && A.value->type.hasDim()) {
       const int64_t D = dimValue(op.result()->type.dim, op.loc), dimA = dimValue(A.value->type.dim, op.loc);
-      if (dimA != D * D)
+      int64_t squared = 0; // a D too large to square is no vec(A) either
+      const bool overflows = __builtin_mul_overflow(D, D, &squared);
+      if (overflows || dimA != squared)
         fail(op.operandLoc(2), "the transition matrix '" + A.value->name + "' of a chain of vectors of dimension " +
                                    std::to_string(D) + " as one MvGaussian (vec(A)) must have dimension " +
-                                   std::to_string(D * D) + "; it has " + std::to_string(dimA));
+                                   (overflows ? std::to_string(D) + " * " + std::to_string(D) : std::to_string(squared)) +
+                                   "; it has " + std::to_string(dimA));
     }
   });
   // Missing observations are masked out of their factors' messages; the
