@@ -41,6 +41,9 @@ namespace {
 /// Eigen) stay calls to the precompiled runtime.
 constexpr unsigned kInlineLimit = 200;
 /// The section runtime/VecMath.h's PPC_ROW_KERNEL puts kernels in, in the bitcode.
+/// Rows at most this wide are zeroed and copied by scalar stores, not by
+/// memset/memcpy calls (which the loop vectorizer does not widen).
+constexpr int64_t kScalarRowLimit = 4;
 constexpr llvm::StringLiteral kPrecompiledSection = ".text.ppc.precompiled";
 
 bool linkRuntimeKernels(llvm::Module &m, std::string &error) {
@@ -249,8 +252,15 @@ private:
       switch (s.kind) {
       case Stmt::Kind::Loop: emitLoop(s); break;
       case Stmt::Kind::Zero:
-        b_.CreateMemSet(element(s.buffer, s.index), b_.getInt8(0), uint64_t(s.count) * sizeof(double),
-                        llvm::MaybeAlign(8));
+        if (s.count <= kScalarRowLimit) { // stores the loop vectorizer can widen; a memset it cannot
+          llvm::Value *row = element(s.buffer, s.index);
+          for (int64_t j = 0; j < s.count; ++j)
+            b_.CreateStore(llvm::ConstantFP::get(b_.getDoubleTy(), 0.0),
+                           b_.CreateConstInBoundsGEP1_64(b_.getDoubleTy(), row, uint64_t(j)));
+        } else {
+          b_.CreateMemSet(element(s.buffer, s.index), b_.getInt8(0), uint64_t(s.count) * sizeof(double),
+                          llvm::MaybeAlign(8));
+        }
         break;
       case Stmt::Kind::Call: emitCall(s); break;
       case Stmt::Kind::ExitBelow: {
@@ -301,6 +311,19 @@ private:
     b_.SetInsertPoint(exit);
   }
 
+  /// A copy of a few doubles (a row of two statistics) as loads and stores:
+  /// inlined, ppc_copy's loop becomes a memcpy, which keeps the loop around
+  /// it from vectorizing.
+  bool emitSmallCopy(const rt::RuntimeSymbol &sym, const std::vector<llvm::Value *> &args) {
+    auto *n = args.size() == 3 && sym.name == "ppc_copy" ? llvm::dyn_cast<llvm::ConstantInt>(args[0]) : nullptr;
+    if (!n || n->getSExtValue() > kScalarRowLimit)
+      return false;
+    for (int64_t j = 0; j < n->getSExtValue(); ++j)
+      b_.CreateStore(b_.CreateLoad(b_.getDoubleTy(), b_.CreateConstInBoundsGEP1_64(b_.getDoubleTy(), args[1], uint64_t(j))),
+                     b_.CreateConstInBoundsGEP1_64(b_.getDoubleTy(), args[2], uint64_t(j)));
+    return true;
+  }
+
   void emitCall(const Stmt &s) {
     std::vector<llvm::Value *> args;
     for (const Arg &a : s.args) {
@@ -318,6 +341,8 @@ private:
       }
       }
     }
+    if (emitSmallCopy(*s.kernel, args))
+      return;
     llvm::CallInst *call = b_.CreateCall(kernel(*s.kernel), args);
     if (s.result == Stmt::Result::Discard)
       return;

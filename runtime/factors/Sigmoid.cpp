@@ -45,14 +45,16 @@ inline double boundPoint(const double* stats_e) {
 
 extern "C" {
 
-void ppc_sigmoid_forward(const double* stats_e, double* dst) {
+// Called once per observation in the model's row loops: inlined there (the
+// exp makes them too large for the JIT's size limit), the loops vectorize.
+PPC_TOKEN_KERNEL void ppc_sigmoid_forward(const double* stats_e, double* dst) {
   const double mu = stats_e[0], xi = boundPoint(stats_e);
   const double logSigmoidXi = -vm::softplus(-xi);
   dst[0] += logSigmoidXi + 0.5 * (mu - xi);
   dst[1] += logSigmoidXi - 0.5 * (mu + xi);
 }
 
-void ppc_sigmoid_to_logodds(const double* eta_m, const double* stats_e, double w, double* dst) {
+PPC_TOKEN_KERNEL void ppc_sigmoid_to_logodds(const double* eta_m, const double* stats_e, double w, double* dst) {
   const double a = eta_m[0], b = eta_m[1];
   dst[0] += w * 0.5 * (a - b);
   dst[1] -= w * (a + b) * jaakkolaLambda(boundPoint(stats_e));
