@@ -36,6 +36,14 @@ for var in ["HOME", "TMPDIR", "USER", "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPT
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%ppc", os.path.join(config.ppc_bin_dir, "ppc")))
 
+# Tests that make the JIT target AVX2 (--cpu x86-64-v3) need a CPU that runs it.
+try:
+    cpu_flags = set(open("/proc/cpuinfo").read().split())
+except OSError:
+    cpu_flags = set()
+if {"avx2", "fma"} <= cpu_flags:
+    config.available_features.add("avx2")
+
 # Reports (test/lit/report): headless Chromium and Graphviz, which
 # ./build.sh installs; without them those tests are UNSUPPORTED, not passed.
 import shutil
