@@ -112,15 +112,29 @@ PPC_ROW_KERNEL void ppc_dot_forward_rows(int64_t n, int64_t D, const double* a, 
 PPC_ROW_KERNEL void ppc_dot_to_operand_rows(int64_t n, int64_t D, const double* eta, const double* X, double w,
                                             double* gram, double* dst) {
   double* P = dst + D;
-  bool same = n > 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double e0 = w * eta[2 * i];
-    const double* x = X + i * D;
-    for (int64_t c = 0; c < D; ++c)
-      dst[c] += e0 * x[c];
-    same = same && eta[2 * i + 1] == eta[1];
+  bool same = n > 0 && gram;
+  for (int64_t i = 0; i < n && same; ++i)
+    same = eta[2 * i + 1] == eta[1];
+  if (same) { // the first part row by row, the second from the table
+    for (int64_t i = 0; i < n; ++i) {
+      const double e0 = w * eta[2 * i];
+      const double* x = X + i * D;
+      for (int64_t c = 0; c < D; ++c)
+        dst[c] += e0 * x[c];
+    }
+    addSecondPart(n, D, eta, X, w, true, eta[1], gram, P);
+    return;
   }
-  addSecondPart(n, D, eta, X, w, same && gram, eta[1], gram, P);
+  // Each row its own e1 (a logistic link's lambda(xi_i)): both parts in one
+  // pass of the second-moment tiles, whose first moments take the e0_i.
+  double* weights = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(2 * (n > 0 ? n : 1))));
+  double* linear = weights + (n > 0 ? n : 1);
+  for (int64_t i = 0; i < n; ++i) {
+    weights[i] = w * eta[2 * i + 1];
+    linear[i] = w * eta[2 * i];
+  }
+  ppc_weighted_gram_linear(n, D, weights, linear, X, P, dst);
+  std::free(weights);
 }
 
 PPC_ROW_KERNEL void ppc_dot_forward_rows_mean(int64_t n, int64_t D, const double* a, const double* X, double* dst) {

@@ -132,7 +132,7 @@ constexpr int64_t kColumnBlockRows = 16;
 template <int W, int R>
 __attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, const double* w, int64_t ws, int64_t D,
                                                          const double* x, int64_t Dp, double* S, double* first,
-                                                         double* totals, double* work) {
+                                                         double* totals, double* work, const double* v = nullptr) {
   constexpr int64_t C = 2 * W;
   double* xp = work;                     // kBlockRows x Dp
   double* yt = work + kBlockRows * Dp;   // kBlockRows x (Dp + R) (entries a >= D stay zero)
@@ -152,7 +152,8 @@ __attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, c
       for (int64_t i = 0; i < m; ++i) {
         const double wi = w[(i0 + i) * ws + j];
         totals[j] += wi;
-        for (int64_t a = 0; a < D; ++a) fj[a] += wi * xb[i * Dp + a];
+        const double vi = v ? v[i0 + i] : wi; // the first moments' own weights (k = 1)
+        for (int64_t a = 0; a < D; ++a) fj[a] += vi * xb[i * Dp + a];
       }
       for (int64_t i = 0; i < m; ++i) {
         const double wi = w[(i0 + i) * ws + j];
@@ -353,13 +354,17 @@ __attribute__((always_inline)) inline void rowForms(int64_t n, int64_t D, const 
 }
 
 /// G += sum_i w_i x_i x_i^T (both triangles): the second moments' tiles for
-/// one case, their upper triangle mirrored.
+/// one case, their upper triangle mirrored. With v, also g += sum_i v_i x_i
+/// (the tiles' first moments, with their own weights: no second pass over
+/// the rows).
 template <int W, int R>
 __attribute__((always_inline)) inline void weightedGram(int64_t n, int64_t D, const double* w, const double* x,
-                                                        double* G) {
+                                                        double* G, const double* v = nullptr, double* g = nullptr) {
   if (D <= kSmallDimension) { // a tile would be mostly padding: row by row, vectorized over a row
     for (int64_t i = 0; i < n; ++i) {
       const double* xi = x + i * D;
+      if (v)
+        for (int64_t a = 0; a < D; ++a) g[a] += v[i] * xi[a];
       for (int64_t a = 0; a < D; ++a) {
         const double s = w[i] * xi[a];
         for (int64_t b = 0; b < D; ++b) G[a * D + b] += s * xi[b];
@@ -373,7 +378,9 @@ __attribute__((always_inline)) inline void weightedGram(int64_t n, int64_t D, co
   double* first = S + Dp * Dp;
   double* total = first + D;
   std::memset(S, 0, sizeof(double) * static_cast<size_t>(Dp * Dp + D + 1));
-  secondMoments<W, R>(n, 1, w, 1, D, x, Dp, S, first, total, total + 1);
+  secondMoments<W, R>(n, 1, w, 1, D, x, Dp, S, first, total, total + 1, v);
+  if (v)
+    for (int64_t a = 0; a < D; ++a) g[a] += first[a];
   for (int64_t a = 0; a < D; ++a) {
     G[a * D + a] += S[a * Dp + a];
     for (int64_t b = a + 1; b < D; ++b) {
@@ -616,11 +623,13 @@ PPC_TARGET_AVX512 void rowDotsAvx512(int64_t n, int64_t D, const double* x, cons
 PPC_TARGET_AVX2 void rowDotsAvx2(int64_t n, int64_t D, const double* x, const double* v, double* out) {
   rowDots<4>(n, D, x, v, out);
 }
-PPC_TARGET_AVX512 void weightedGramAvx512(int64_t n, int64_t D, const double* w, const double* x, double* G) {
-  weightedGram<8, 8>(n, D, w, x, G);
+PPC_TARGET_AVX512 void weightedGramAvx512(int64_t n, int64_t D, const double* w, const double* x, double* G,
+                                          const double* v, double* g) {
+  weightedGram<8, 8>(n, D, w, x, G, v, g);
 }
-PPC_TARGET_AVX2 void weightedGramAvx2(int64_t n, int64_t D, const double* w, const double* x, double* G) {
-  weightedGram<4, 6>(n, D, w, x, G);
+PPC_TARGET_AVX2 void weightedGramAvx2(int64_t n, int64_t D, const double* w, const double* x, double* G,
+                                      const double* v, double* g) {
+  weightedGram<4, 6>(n, D, w, x, G, v, g);
 }
 PPC_TARGET_AVX512 void weightedColumnMeansAvx512(int64_t n, int64_t k, const double* w, int64_t D, const double* x,
                                                  double* means, double* totals) {
@@ -803,15 +812,20 @@ PPC_DISPATCHED_KERNEL void ppc_row_dots(int64_t n, int64_t D, const double* x, c
   rowDots<2>(n, D, x, v, out);
 }
 
-PPC_DISPATCHED_KERNEL void ppc_weighted_gram(int64_t n, int64_t D, const double* w, const double* x, double* G) {
+PPC_DISPATCHED_KERNEL void ppc_weighted_gram_linear(int64_t n, int64_t D, const double* w, const double* v,
+                                                    const double* x, double* G, double* g) {
 #ifdef PPC_HAVE_ISA_COPIES
   switch (ppc::rt::vectorIsa()) {
-  case ppc::rt::VectorIsa::Avx512: return weightedGramAvx512(n, D, w, x, G);
-  case ppc::rt::VectorIsa::Avx2: return weightedGramAvx2(n, D, w, x, G);
+  case ppc::rt::VectorIsa::Avx512: return weightedGramAvx512(n, D, w, x, G, v, g);
+  case ppc::rt::VectorIsa::Avx2: return weightedGramAvx2(n, D, w, x, G, v, g);
   case ppc::rt::VectorIsa::Baseline: break;
   }
 #endif
-  weightedGram<2, 4>(n, D, w, x, G);
+  weightedGram<2, 4>(n, D, w, x, G, v, g);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_weighted_gram(int64_t n, int64_t D, const double* w, const double* x, double* G) {
+  ppc_weighted_gram_linear(n, D, w, nullptr, x, G, nullptr);
 }
 
 PPC_DISPATCHED_KERNEL void ppc_weighted_column_means(int64_t n, int64_t k, const double* w, int64_t D,

@@ -64,5 +64,8 @@ void ppc_row_forms(int64_t n, int64_t D, const double* x, const double* mu, cons
 void ppc_row_dots(int64_t n, int64_t D, const double* x, const double* v, double* out);
 /// G += sum_i w[i] x_i x_i^T (D x D, row-major, both triangles) for the n rows x_i of D doubles.
 void ppc_weighted_gram(int64_t n, int64_t D, const double* w, const double* x, double* G);
+/// The same, and g += sum_i v[i] x_i (D) in the same pass over the rows (v null: G alone).
+void ppc_weighted_gram_linear(int64_t n, int64_t D, const double* w, const double* v, const double* x, double* G,
+                              double* g);
 
 }  // extern "C"
