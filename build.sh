@@ -92,6 +92,13 @@ case "${1:-build}" in
           "build-fuzz/corpus/$h" "test/fuzz/corpus/$h" > "$log" 2>&1; then
         status=1
         echo "$h: FAILED (see $log and build-fuzz/crashes/$h/)"
+        # What CI keeps is this output: the report and the input that failed.
+        grep -m1 -A30 -E 'ERROR: |runtime error: |==[0-9]+==|deadly signal' "$log" || tail -n 30 "$log"
+        for crash in "build-fuzz/crashes/$h"/*; do
+          [ -f "$crash" ] || continue
+          echo "--- $crash ($(wc -c < "$crash") bytes, base64):"
+          head -c 4096 "$crash" | base64
+        done
       fi
       runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
       cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
