@@ -63,6 +63,10 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        dropUnreadOutputs},
       {"batch-logs", "the log normalizers a fused refresh adds to the ELBO are summed once after its loop",
        batchLogNormalizers},
+      {"split-reductions",
+       "calls that add each element's message into a global run in a loop of their own after its row loop, "
+       "which then vectorizes (the same sums in the same order)",
+       splitReductions},
       {"balance-chunks", "parallel loops over ragged elements split at equal cost, not equal counts",
        balanceChunks},
       {"block-rows",

@@ -84,6 +84,11 @@ int dropUnreadOutputs(Plan &p);
 /// vectorized call after its loop (LogBatching.cpp).
 int batchLogNormalizers(Plan &p);
 
+/// Calls that add each element's message into a loop's reductions move to a
+/// loop of their own after it, so that the row work left vectorizes; the
+/// same sums in the same order (ReductionFission.cpp).
+int splitReductions(Plan &p);
+
 /// Parallel loops whose elements run loops over their data (ragged plates)
 /// get the cumulative cost of their elements, so that threads get equal
 /// work, not equal counts (ChunkBalancing.cpp).
