@@ -940,6 +940,7 @@ const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_row_forms),
     PPC_SYMBOL(ppc_row_dots),
     PPC_SYMBOL(ppc_weighted_gram),
+    PPC_SYMBOL(ppc_weighted_gram_linear),
 };
 } // namespace
 
