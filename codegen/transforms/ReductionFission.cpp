@@ -31,7 +31,6 @@
 #include "runtime/Symbols.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace ppc::codegen {
 namespace {
