@@ -13,7 +13,7 @@
 // their own right after it, over the same elements, split into the same
 // chunks, reading the rows the first loop left. The sums are the same, in
 // the same order. The first loop, now free of them, vectorizes (the logistic
-// link's bound, the Gaussian child's messages, four rows at a time on AVX2).
+// link's bound, four rows at a time on AVX2).
 //
 // Split only where the row work left is a link's bound (heavy(): where
 // vectorizing it pays for the second pass). A call moves only when:
