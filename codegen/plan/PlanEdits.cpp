@@ -63,17 +63,24 @@ int32_t dataGram(Plan &p, int32_t X, int64_t D) {
   return addBuffer(p, name, 1 + D * D, true);
 }
 
-bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width) {
-  if (index == kNoExpr)
-    return false;
+std::optional<int64_t> elementRowWidth(const Plan &p, ExprId index, int32_t var) {
   auto isVar = [&](ExprId e) {
     return e != kNoExpr && p.exprs[size_t(e)].kind == Expr::Kind::LoopVar && p.exprs[size_t(e)].var == var;
   };
-  if (width == 1)
-    return isVar(index);
+  if (isVar(index))
+    return 1;
+  if (index == kNoExpr || p.exprs[size_t(index)].kind != Expr::Kind::MulInt)
+    return std::nullopt;
   const Expr &x = p.exprs[size_t(index)];
-  return x.kind == Expr::Kind::MulInt &&
-         ((isVar(x.a) && p.constantOf(x.b) == width) || (isVar(x.b) && p.constantOf(x.a) == width));
+  if (isVar(x.a))
+    return p.constantOf(x.b);
+  if (isVar(x.b))
+    return p.constantOf(x.a);
+  return std::nullopt;
+}
+
+bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width) {
+  return elementRowWidth(p, index, var) == width;
 }
 
 } // namespace ppc::codegen::edit

@@ -9,6 +9,7 @@
 
 #include "codegen/plan/Plan.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,9 @@ int32_t addBuffer(Plan &p, std::string name, int64_t size, bool memo = false, st
 /// 1 + D*D doubles, a flag then the table (runtime/factors/InnerProduct.cpp
 /// fills it at its first use), one per matrix, shared by whatever reads it.
 int32_t dataGram(Plan &p, int32_t X, int64_t D);
+/// The width of the row of loop variable `var`'s element that `index` names
+/// (var * width, or var: 1); none if it names no such row.
+std::optional<int64_t> elementRowWidth(const Plan &p, ExprId index, int32_t var);
 /// index == var * width (width 1: var): the row of width `width` of the
 /// element of loop variable `var`.
 bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width);

@@ -27,6 +27,7 @@
 // a data-parallel run's partitioned plate are left alone.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
@@ -66,20 +67,8 @@ private:
     return std::count(loop.privates.begin(), loop.privates.end(), b) > 0;
   }
 
-  /// The width of the element's row that `index` names (var * width), if it is one.
-  std::optional<int64_t> rowWidth(ExprId index, int32_t var) const {
-    auto isVar = [&](ExprId a) { return a != kNoExpr && expr(a).kind == Expr::Kind::LoopVar && expr(a).var == var; };
-    if (isVar(index))
-      return 1;
-    if (index == kNoExpr || expr(index).kind != Expr::Kind::MulInt)
-      return std::nullopt;
-    const Expr &x = expr(index);
-    if (isVar(x.a))
-      return p_.constantOf(x.b);
-    if (isVar(x.b))
-      return p_.constantOf(x.a);
-    return std::nullopt;
-  }
+  /// The width of the element's row that `index` names (PlanEdits.h).
+  std::optional<int64_t> rowWidth(ExprId index, int32_t var) const { return edit::elementRowWidth(p_, index, var); }
 
   /// Every mention of `buffer` in s is the element's row of `width`.
   bool onlyRow(const Stmt &s, int32_t buffer, int32_t var, int64_t width) const {

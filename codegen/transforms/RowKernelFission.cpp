@@ -19,6 +19,7 @@
 // (and one call for the rest), so that threads still share the work.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
@@ -70,22 +71,8 @@ public:
 private:
   const Expr &expr(ExprId e) const { return p_.exprs[size_t(e)]; }
 
-  /// var * c: the row of element `var` in rows of c doubles.
-  std::optional<int64_t> rowWidth(ExprId e, int32_t var) const {
-    if (e == kNoExpr)
-      return std::nullopt;
-    const Expr &x = expr(e);
-    auto isVar = [&](ExprId a) { return a != kNoExpr && expr(a).kind == Expr::Kind::LoopVar && expr(a).var == var; };
-    if (isVar(e))
-      return 1;
-    if (x.kind != Expr::Kind::MulInt)
-      return std::nullopt;
-    if (isVar(x.a))
-      return p_.constantOf(x.b);
-    if (isVar(x.b))
-      return p_.constantOf(x.a);
-    return std::nullopt;
-  }
+  /// The width of the element's row that `index` names (PlanEdits.h).
+  std::optional<int64_t> rowWidth(ExprId index, int32_t var) const { return edit::elementRowWidth(p_, index, var); }
 
   static bool rowKernel(std::string_view name) {
     auto endsWith = [&](std::string_view tail) {
