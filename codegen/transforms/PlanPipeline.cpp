@@ -74,6 +74,11 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        [](Plan &p) { return blockIndexedRows(p, p.l2CacheBytes); }},
       {"prefetch", "loops that read rows of a large table chosen by a datum prefetch a few rows ahead",
        prefetchIndexedRows},
+      {"gather-dots",
+       "a factored sum's loop over an element's data (LDA's tokens), one dot product and axpy per datum on the "
+       "table row it chooses, becomes one call: the dot products, the divisions, then the same sum in the same "
+       "order",
+       gatherFactoredDots},
       {"parallel-zero", "large top-level zero-fills become parallel loops over blocks", parallelizeLargeZeros},
   };
   return passes;

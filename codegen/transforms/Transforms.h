@@ -89,6 +89,11 @@ int batchLogNormalizers(Plan &p);
 /// same sums in the same order (ReductionFission.cpp).
 int splitReductions(Plan &p);
 
+/// A factored sum's loop over an element's data, one ppc_dot_inverse_axpy per
+/// datum on the table row the datum chooses, becomes one call on the data's
+/// index and weight rows (GatherDots.cpp): the same sum in the same order.
+int gatherFactoredDots(Plan &p);
+
 /// Parallel loops whose elements run loops over their data (ragged plates)
 /// get the cumulative cost of their elements, so that threads get equal
 /// work, not equal counts (ChunkBalancing.cpp).

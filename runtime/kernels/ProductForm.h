@@ -55,6 +55,12 @@ double ppc_categorical_stats_from_product_lognorm(int64_t K, const double* prod,
 /// topic mix) is a[k] times sum_i w_i b_i[k] / s_i, so the loop over i
 /// accumulates that and ppc_mul_add_n multiplies a in once after it.
 void ppc_dot_inverse_axpy(int64_t K, const double* a, const double* b, double w, double* acc);
+/// ppc_dot_inverse_axpy for n data whose rows b_i are rows rows[i] of a
+/// table of rows of K doubles, with weights w[i] (w null: `weight` for
+/// every datum): the same values, added in the same order, as n calls
+/// (codegen/transforms/GatherDots.cpp).
+void ppc_dot_inverse_axpy_gather(int64_t n, int64_t K, const double* a, const double* table, const int64_t* rows,
+                                 const double* w, double weight, double* acc);
 /// dst[k] += w a[k] b[k] / s with s = sum_j a[j] b[j] (a message to a parent
 /// row that changes with i: the tokens' counts to their word's topics);
 /// returns log s + shift, as ppc_categorical_stats_from_product_lognorm.

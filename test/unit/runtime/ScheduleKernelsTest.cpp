@@ -142,6 +142,36 @@ TEST(ScheduleKernels, FusedProductKernelsEqualTheirComposition) {
   }
 }
 
+// codegen/transforms/GatherDots.cpp: the call on a document's rows adds
+// exactly what its loop of per-datum calls adds, in the same order (bit for
+// bit), across its chunks of 256 data, with and without weights.
+TEST(ScheduleKernels, GatheredDotInverseAxpyEqualsItsLoop) {
+  for (int64_t K : {1, 3, 4, 7, 8, 12, 20, 23, 100})
+    for (int64_t n : {0, 1, 5, 256, 257, 600}) {
+      SCOPED_TRACE(testing::Message() << "K " << K << ", n " << n);
+      const int64_t rows = 37;
+      std::vector<double> a(static_cast<size_t>(K)), table(static_cast<size_t>(rows * K)), w(static_cast<size_t>(n));
+      std::vector<int64_t> idx(static_cast<size_t>(n));
+      for (int64_t k = 0; k < K; ++k)
+        a[size_t(k)] = std::exp(-0.37 * double((k * 7) % 11));
+      for (int64_t r = 0; r < rows * K; ++r)
+        table[size_t(r)] = std::exp(-0.11 * double((r * 13) % 29));
+      for (int64_t i = 0; i < n; ++i) {
+        idx[size_t(i)] = (i * 17 + 3) % rows;
+        w[size_t(i)] = double(1 + i % 4);
+      }
+      for (bool weighted : {true, false}) {
+        std::vector<double> looped(static_cast<size_t>(K), 0.25), gathered(static_cast<size_t>(K), 0.25);
+        for (int64_t i = 0; i < n; ++i)
+          ppc_dot_inverse_axpy(K, a.data(), table.data() + idx[size_t(i)] * K, weighted ? w[size_t(i)] : 1.5,
+                               looped.data());
+        ppc_dot_inverse_axpy_gather(n, K, a.data(), table.data(), idx.data(), weighted ? w.data() : nullptr, 1.5,
+                                    gathered.data());
+        EXPECT_EQ(gathered, looped) << (weighted ? "weighted" : "weight 1.5");
+      }
+    }
+}
+
 TEST(ScheduleKernels, WeightedLogSumIsTheSumOfWeightedLogs) {
   for (int64_t n : {0, 1, 7, 8, 9, 100}) {
     std::vector<double> x(static_cast<size_t>(n)), w(static_cast<size_t>(n));
