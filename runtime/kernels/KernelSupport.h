@@ -122,11 +122,40 @@ typedef double SpdVec __attribute__((vector_size(4 * sizeof(double))));
 #define PPC_SPD_LOAD(p) ({ SpdVec v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define PPC_SPD_STORE(p, v) do { SpdVec v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); } while (0)
 
+/// columnSums' N vectors of 4 columns from c, summed side by side.
+template <bool Subtract, int N, class First, class Coef>
+__attribute__((always_inline)) inline void columnVectors(const double* M, int64_t D, int64_t c, const double* init,
+                                                         double* out, First first, int64_t last, Coef coef) {
+  SpdVec a[N] = {};
+  if (init)
+    for (int v = 0; v < N; ++v) a[v] = PPC_SPD_LOAD(init + c + 4 * v);
+  for (int64_t r = first(c); r < last; ++r) {
+    const double f = coef(r);
+    for (int v = 0; v < N; ++v)
+      a[v] = Subtract ? a[v] - f * PPC_SPD_LOAD(M + r * D + c + 4 * v) : a[v] + f * PPC_SPD_LOAD(M + r * D + c + 4 * v);
+  }
+  for (int v = 0; v < N; ++v) PPC_SPD_STORE(out + c + 4 * v, a[v]);
+}
+
+/// columnSums' last N (< 4) columns from c, summed side by side.
+template <bool Subtract, int N, class First, class Coef>
+__attribute__((always_inline)) inline void columnScalars(const double* M, int64_t D, int64_t c, const double* init,
+                                                         double* out, First first, int64_t last, Coef coef) {
+  double x[N];
+  for (int j = 0; j < N; ++j) x[j] = init ? init[c + j] : 0.0;
+  for (int64_t r = first(c); r < last; ++r) {
+    const double f = coef(r);
+    for (int j = 0; j < N; ++j) x[j] = Subtract ? x[j] - f * M[r * D + c + j] : x[j] + f * M[r * D + c + j];
+  }
+  for (int j = 0; j < N; ++j) out[c + j] = x[j];
+}
+
 /// out[c] = init[c] (or +0 without init) -/+ sum_r coef(r) M[r D + c] for
 /// the columns c in [c0, c1), each entry's sum in increasing r from
 /// first(b) to last - 1, b the first column of the block it is computed in
-/// (16, then 4 columns in registers, then one: b = c): the rows before an
-/// entry's own first must hold zeros there (they add +0 to a sum at +0).
+/// (16 columns in registers, then the rest's vectors of 4 together, then its
+/// last columns together): the rows before an entry's own first must hold
+/// zeros there (they add +0 to a sum at +0).
 template <bool Subtract, class First, class Coef>
 __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D, int64_t c0, int64_t c1,
                                                       const double* init, double* out, First first, int64_t last,
@@ -154,16 +183,20 @@ __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D
     PPC_SPD_STORE(out + c + 8, a2);
     PPC_SPD_STORE(out + c + 12, a3);
   }
-  for (; c + 4 <= c1; c += 4) {
-    SpdVec a{};
-    if (init) a = PPC_SPD_LOAD(init + c);
-    for (int64_t r = first(c); r < last; ++r) a = PPC_SPD_STEP(a, coef(r), PPC_SPD_LOAD(M + r * D + c));
-    PPC_SPD_STORE(out + c, a);
+  // The rest (under 16 columns): its vectors in one pass, then its last
+  // columns in one pass, so that their sums' chains of dependent additions
+  // run side by side (one chain alone waits an addition's latency per row).
+  switch ((c1 - c) / 4) {
+  case 3: columnVectors<Subtract, 3>(M, D, c, init, out, first, last, coef); c += 12; break;
+  case 2: columnVectors<Subtract, 2>(M, D, c, init, out, first, last, coef); c += 8; break;
+  case 1: columnVectors<Subtract, 1>(M, D, c, init, out, first, last, coef); c += 4; break;
+  default: break;
   }
-  for (; c < c1; ++c) {
-    double x = init ? init[c] : 0.0;
-    for (int64_t r = first(c); r < last; ++r) x = PPC_SPD_STEP(x, coef(r), M[r * D + c]);
-    out[c] = x;
+  switch (c1 - c) {
+  case 3: columnScalars<Subtract, 3>(M, D, c, init, out, first, last, coef); break;
+  case 2: columnScalars<Subtract, 2>(M, D, c, init, out, first, last, coef); break;
+  case 1: columnScalars<Subtract, 1>(M, D, c, init, out, first, last, coef); break;
+  default: break;
   }
 #undef PPC_SPD_STEP
 }
@@ -253,7 +286,10 @@ struct WishartParts {
   bool ok;
 };
 
-inline WishartParts wishartParts(int64_t D, const double* eta, double* L) {
+// Always inlined: out of line it would be compiled for the baseline ISA, and
+// the Cholesky factor in it with it (GCC stopped inlining it once
+// columnSums grew: 2x the Wishart's time on AVX2).
+__attribute__((always_inline)) inline WishartParts wishartParts(int64_t D, const double* eta, double* L) {
   for (int64_t i = 0; i < D * D; ++i) L[i] = -2.0 * eta[i];
   WishartParts p;
   p.nu = 2.0 * eta[D * D] + static_cast<double>(D + 1);
