@@ -56,7 +56,7 @@ private:
   std::optional<ExprId> offsetOf(ExprId e, int32_t var) {
     if (e == kNoExpr)
       return std::nullopt;
-    const Expr &x = expr(e);
+    const Expr x = expr(e); // a copy: the builders below add expressions
     if (x.kind == Expr::Kind::LoopVar && x.var == var)
       return p_.intConst(0);
     if (x.kind != Expr::Kind::AddInt)
@@ -73,7 +73,7 @@ private:
 
   /// (idx buffer, base) where e == idx[base + var] * K.
   std::optional<std::pair<int32_t, ExprId>> gatheredRow(ExprId e, int32_t var, int64_t K) {
-    const Expr &x = expr(e);
+    const Expr x = expr(e);
     if (x.kind != Expr::Kind::MulInt)
       return std::nullopt;
     const bool leftWidth = p_.constantOf(x.a) == K, rightWidth = p_.constantOf(x.b) == K;
@@ -81,7 +81,8 @@ private:
     if (row == kNoExpr || expr(row).kind != Expr::Kind::LoadInt || !p_.isBoundData(expr(row).buffer))
       return std::nullopt;
     const int32_t idx = expr(row).buffer;
-    if (auto base = offsetOf(expr(row).a, var))
+    const ExprId position = expr(row).a;
+    if (auto base = offsetOf(position, var))
       return std::make_pair(idx, *base);
     return std::nullopt;
   }
@@ -101,20 +102,20 @@ private:
     auto row = gatheredRow(b.expr, var, *width);
     if (!row)
       return std::nullopt;
-    Arg weights, weight = edit::doubleArg(p_.doubleConst(1.0));
+    Arg weights, weight = w;
     weights.kind = Arg::Kind::Null;
     if (p_.usesVar(w.expr, var)) {
-      const Expr &x = expr(w.expr);
+      // Copies, not a reference: offsetOf adds expressions to the plan.
+      const Expr x = expr(w.expr);
       std::optional<ExprId> base;
       if (x.kind == Expr::Kind::LoadDouble && p_.isBoundData(x.buffer))
         base = offsetOf(x.a, var);
       if (!base)
         return std::nullopt;
       weights = edit::pointerArg(x.buffer, *base);
-    } else {
-      if (w.expr != kNoExpr && p_.loads(w.expr, acc.buffer))
-        return std::nullopt;
-      weight = w;
+      weight = edit::doubleArg(p_.doubleConst(1.0));
+    } else if (w.expr != kNoExpr && p_.loads(w.expr, acc.buffer)) {
+      return std::nullopt;
     }
     return edit::kernelCall("ppc_dot_inverse_axpy_gather",
                             {edit::intArg(loop.bound), K, a, edit::pointerArg(b.buffer, p_.intConst(0)),

@@ -254,7 +254,7 @@ __attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L,
     for (int64_t b = 0; b < a; ++b) inv[a * D + b] = inv[b * D + a];
 }
 
-inline double logdetFromCholesky(int64_t D, const double* L) {
+__attribute__((always_inline)) inline double logdetFromCholesky(int64_t D, const double* L) {
   double s = 0.0;
   for (int64_t i = 0; i < D; ++i) s += vm::log(L[i * D + i]);
   return 2.0 * s;

@@ -289,6 +289,73 @@ TEST(ProductNormalizerFusion, AMessageIntoAFactorsOwnBufferStaysUnfused) {
   EXPECT_EQ(codegen::fuseProductNormalizers(pp.p), 0) << pp.printed();
 }
 
+// codegen/transforms/GatherDots.cpp: a factored sum's loop over an element's
+// data becomes one call on its index and weight rows, read from where the
+// loop's first datum reads them; anything else stays a loop.
+struct GatherPlan : ProductPlan {
+  GatherPlan() {
+    p.buffers[size_t(x)].ints = {1, 2, 3};
+    p.buffers[size_t(w)].doubles = {0.5, 1.5, 2.5};
+    p.loopVars = 4;
+  }
+  /// for i1 < N { ppc_dot_inverse_axpy(K, &a[0], &table[tableIndex], weight, &t[0]) }
+  int run(ExprId tableIndex, ExprId weight, int32_t accBuffer = -1) {
+    Stmt c = call("ppc_dot_inverse_axpy", {k(), ptr(a, p.intConst(0)), ptr(table, tableIndex),
+                                           num(weight, Arg::Kind::Double), ptr(accBuffer >= 0 ? accBuffer : t, p.intConst(0))});
+    p.blocks[Plan::Iteration].push_back(loop(1, N, {std::move(c)}));
+    p.exprs.shrink_to_fit(); // the next new expression moves them
+    return codegen::gatherFactoredDots(p);
+  }
+  ExprId i() { return p.loopVar(1); }
+  ExprId gathered(ExprId position) { return p.mul(p.loadInt(x, position), p.intConst(K)); }
+};
+
+TEST(GatherDots, OneCallOnTheIndexAndWeightRows) {
+  GatherPlan g;
+  EXPECT_EQ(g.run(g.gathered(g.i()), g.p.loadDouble(g.w, g.i())), 1);
+  EXPECT_NE(g.printed().find("ppc_dot_inverse_axpy_gather(3, 4, &a[0], &table[0], &x[0], &w[0], 1.0, &t[0])"),
+            std::string::npos) << g.printed();
+}
+
+TEST(GatherDots, RowsFromWhereTheFirstDatumReadsThem) {
+  GatherPlan g;
+  EXPECT_EQ(g.run(g.gathered(g.p.add(g.p.intConst(1), g.i())), g.p.loadDouble(g.w, g.p.add(g.i(), g.p.intConst(2)))),
+            1);
+  EXPECT_NE(g.printed().find("ppc_dot_inverse_axpy_gather(3, 4, &a[0], &table[0], &x[1], &w[2], 1.0, &t[0])"),
+            std::string::npos) << g.printed();
+}
+
+TEST(GatherDots, AWeightTheSameForEveryDatumIsPassedAsIs) {
+  GatherPlan g;
+  EXPECT_EQ(g.run(g.gathered(g.i()), g.p.loadDouble(g.w, g.p.intConst(2))), 1);
+  EXPECT_NE(g.printed().find("ppc_dot_inverse_axpy_gather(3, 4, &a[0], &table[0], &x[0], null, w[2], &t[0])"),
+            std::string::npos) << g.printed();
+}
+
+TEST(GatherDots, OtherLoopsStayLoops) {
+  { // the weight reads the sum the loop adds to
+    GatherPlan g;
+    EXPECT_EQ(g.run(g.gathered(g.i()), g.p.loadDouble(g.t, g.p.intConst(0))), 0) << g.printed();
+  }
+  { // every other datum
+    GatherPlan g;
+    EXPECT_EQ(g.run(g.gathered(g.p.mul(g.i(), g.p.intConst(2))), g.p.doubleConst(1.0)), 0) << g.printed();
+  }
+  { // the row plus an offset: not the start of a row of the table
+    GatherPlan g;
+    EXPECT_EQ(g.run(g.p.add(g.gathered(g.i()), g.p.intConst(1)), g.p.doubleConst(1.0)), 0) << g.printed();
+  }
+  { // an index the run changes (not bound data)
+    GatherPlan g;
+    g.p.buffers[size_t(g.x)].ints.clear();
+    EXPECT_EQ(g.run(g.gathered(g.i()), g.p.doubleConst(1.0)), 0) << g.printed();
+  }
+  { // the sum into the table it reads
+    GatherPlan g;
+    EXPECT_EQ(g.run(g.gathered(g.i()), g.p.doubleConst(1.0), g.table), 0) << g.printed();
+  }
+}
+
 // codegen/transforms/RowPrefetch.cpp: a table of 4 MiB or more read at a datum's row
 // gets that row prefetched 16 data ahead (32-byte rows); small tables not.
 TEST(RowPrefetch, PrefetchesTheRowOfTheDatumAhead) {
