@@ -79,6 +79,10 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        "table row it chooses, becomes one call: the dot products, the divisions, then the same sum in the same "
        "order",
        gatherFactoredDots},
+      {"local-rows",
+       "an element's rows of a table that each of its sweeps reads are copied out of the table once, before the "
+       "sweeps, which read the copy",
+       copyLocalRows},
       {"parallel-zero", "large top-level zero-fills become parallel loops over blocks", parallelizeLargeZeros},
   };
   return passes;

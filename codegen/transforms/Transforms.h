@@ -94,6 +94,11 @@ int splitReductions(Plan &p);
 /// index and weight rows (GatherDots.cpp): the same sum in the same order.
 int gatherFactoredDots(Plan &p);
 
+/// An element's rows of a table that every one of its sweeps reads (after
+/// gather-dots) are copied out of the table once, before the sweeps, which
+/// then read the copy (LocalRows.cpp): the same values.
+int copyLocalRows(Plan &p);
+
 /// Parallel loops whose elements run loops over their data (ragged plates)
 /// get the cumulative cost of their elements, so that threads get equal
 /// work, not equal counts (ChunkBalancing.cpp).

@@ -61,6 +61,13 @@ void ppc_dot_inverse_axpy(int64_t K, const double* a, const double* b, double w,
 /// (codegen/transforms/GatherDots.cpp).
 void ppc_dot_inverse_axpy_gather(int64_t n, int64_t K, const double* a, const double* table, const int64_t* rows,
                                  const double* w, double weight, double* acc);
+/// The same with the data's rows stored one after another in `rows` (n x K):
+/// an element's rows copied out of the table once for all its sweeps
+/// (codegen/transforms/LocalRows.cpp).
+void ppc_dot_inverse_axpy_rows(int64_t n, int64_t K, const double* a, const double* rows, const double* w,
+                               double weight, double* acc);
+/// dst[i] = table[rows[i]] for n rows of K doubles.
+void ppc_gather_rows(int64_t n, int64_t K, const double* table, const int64_t* rows, double* dst);
 /// dst[k] += w a[k] b[k] / s with s = sum_j a[j] b[j] (a message to a parent
 /// row that changes with i: the tokens' counts to their word's topics);
 /// returns log s + shift, as ppc_categorical_stats_from_product_lognorm.

@@ -356,6 +356,44 @@ TEST(GatherDots, OtherLoopsStayLoops) {
   }
 }
 
+// codegen/transforms/LocalRows.cpp: an element's rows of the table, read by
+// each of its sweeps, are copied once before them; not where the element's
+// loop also writes the table, nor for a single sweep.
+struct LocalRowsPlan : GatherPlan {
+  /// for e < 2 { [write]; for s < sweeps { ppc_dot_inverse_axpy_gather(N, K, &a[0], &table[0], &x[0], &w[0], 1.0, &t[0]) } }
+  int run(int64_t sweeps, bool writeTable) {
+    Stmt c = call("ppc_dot_inverse_axpy_gather", {num(p.intConst(N), Arg::Kind::Int), k(), ptr(a, p.intConst(0)),
+                                                  ptr(table, p.intConst(0)), ptr(x, p.intConst(0)),
+                                                  ptr(w, p.intConst(0)), num(p.doubleConst(1.0), Arg::Kind::Double),
+                                                  ptr(t, p.intConst(0))});
+    std::vector<Stmt> body;
+    if (writeTable)
+      body.push_back(call("ppc_axpy", {k(), num(p.doubleConst(1.0), Arg::Kind::Double), ptr(a, p.intConst(0)),
+                                       ptr(table, p.intConst(0))}));
+    body.push_back(loop(2, sweeps, {std::move(c)}));
+    p.blocks[Plan::Iteration].push_back(loop(0, 2, std::move(body)));
+    return codegen::copyLocalRows(p);
+  }
+};
+
+TEST(LocalRows, CopiesTheElementsRowsOnceForItsSweeps) {
+  LocalRowsPlan l;
+  EXPECT_EQ(l.run(3, false), 1);
+  const std::string plan = l.printed();
+  EXPECT_NE(plan.find("buffer table.rows : f64[12] (memo)"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("ppc_gather_rows(3, 4, &table[0], &x[0], &table.rows[0])"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("ppc_dot_inverse_axpy_rows(3, 4, &a[0], &table.rows[0], &w[0], 1.0, &t[0])"), std::string::npos)
+      << plan;
+  EXPECT_LT(plan.find("ppc_gather_rows"), plan.find("for i2 < 3")) << plan;
+}
+
+TEST(LocalRows, LeavesATableTheElementWritesAndASingleSweep) {
+  LocalRowsPlan written;
+  EXPECT_EQ(written.run(3, true), 0) << written.printed();
+  LocalRowsPlan once;
+  EXPECT_EQ(once.run(1, false), 0) << once.printed();
+}
+
 // codegen/transforms/RowPrefetch.cpp: a table of 4 MiB or more read at a datum's row
 // gets that row prefetched 16 data ahead (32-byte rows); small tables not.
 TEST(RowPrefetch, PrefetchesTheRowOfTheDatumAhead) {

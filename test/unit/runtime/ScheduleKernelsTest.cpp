@@ -144,7 +144,8 @@ TEST(ScheduleKernels, FusedProductKernelsEqualTheirComposition) {
 
 // codegen/transforms/GatherDots.cpp: the call on a document's rows adds
 // exactly what its loop of per-datum calls adds, in the same order (bit for
-// bit), across its chunks of 256 data, with and without weights.
+// bit), across its chunks of 256 data, with and without weights; so does
+// the call on a copy of those rows.
 TEST(ScheduleKernels, GatheredDotInverseAxpyEqualsItsLoop) {
   for (int64_t K : {1, 3, 4, 7, 8, 12, 20, 23, 100})
     for (int64_t n : {0, 1, 5, 256, 257, 600}) {
@@ -168,6 +169,16 @@ TEST(ScheduleKernels, GatheredDotInverseAxpyEqualsItsLoop) {
         ppc_dot_inverse_axpy_gather(n, K, a.data(), table.data(), idx.data(), weighted ? w.data() : nullptr, 1.5,
                                     gathered.data());
         EXPECT_EQ(gathered, looped) << (weighted ? "weighted" : "weight 1.5");
+        // The element's rows copied out of the table, then read in order
+        // (codegen/transforms/LocalRows.cpp).
+        std::vector<double> rowsCopy(static_cast<size_t>(n * K), -1.0), fromCopy(static_cast<size_t>(K), 0.25);
+        ppc_gather_rows(n, K, table.data(), idx.data(), rowsCopy.data());
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t k = 0; k < K; ++k)
+            ASSERT_EQ(rowsCopy[size_t(i * K + k)], table[size_t(idx[size_t(i)] * K + k)]);
+        ppc_dot_inverse_axpy_rows(n, K, a.data(), rowsCopy.data(), weighted ? w.data() : nullptr, 1.5,
+                                  fromCopy.data());
+        EXPECT_EQ(fromCopy, looped) << (weighted ? "weighted" : "weight 1.5");
       }
     }
 }
