@@ -161,28 +161,7 @@ __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D
                                                       const double* init, double* out, First first, int64_t last,
                                                       Coef coef) {
   int64_t c = c0;
-#define PPC_SPD_STEP(acc, f, v) (Subtract ? (acc) - (f) * (v) : (acc) + (f) * (v))
-  for (; c + 16 <= c1; c += 16) {
-    SpdVec a0{}, a1{}, a2{}, a3{};
-    if (init) {
-      a0 = PPC_SPD_LOAD(init + c);
-      a1 = PPC_SPD_LOAD(init + c + 4);
-      a2 = PPC_SPD_LOAD(init + c + 8);
-      a3 = PPC_SPD_LOAD(init + c + 12);
-    }
-    for (int64_t r = first(c); r < last; ++r) {
-      const double f = coef(r);
-      const double* m = M + r * D + c;
-      a0 = PPC_SPD_STEP(a0, f, PPC_SPD_LOAD(m));
-      a1 = PPC_SPD_STEP(a1, f, PPC_SPD_LOAD(m + 4));
-      a2 = PPC_SPD_STEP(a2, f, PPC_SPD_LOAD(m + 8));
-      a3 = PPC_SPD_STEP(a3, f, PPC_SPD_LOAD(m + 12));
-    }
-    PPC_SPD_STORE(out + c, a0);
-    PPC_SPD_STORE(out + c + 4, a1);
-    PPC_SPD_STORE(out + c + 8, a2);
-    PPC_SPD_STORE(out + c + 12, a3);
-  }
+  for (; c + 16 <= c1; c += 16) columnVectors<Subtract, 4>(M, D, c, init, out, first, last, coef);
   // The rest (under 16 columns): its vectors in one pass, then its last
   // columns in one pass, so that their sums' chains of dependent additions
   // run side by side (one chain alone waits an addition's latency per row).
@@ -198,7 +177,6 @@ __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D
   case 1: columnScalars<Subtract, 1>(M, D, c, init, out, first, last, coef); break;
   default: break;
   }
-#undef PPC_SPD_STEP
 }
 
 // In-place lower Cholesky factor of A (D x D, its lower triangle is read);
