@@ -184,8 +184,10 @@ PPC_TOKEN_KERNEL void ppc_dot_inverse_axpy_rows(int64_t n, int64_t K, const doub
 }
 
 PPC_TOKEN_KERNEL void ppc_gather_rows(int64_t n, int64_t K, const double* table, const int64_t* rows, double* dst) {
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t k = 0; k < K; ++k) dst[i * K + k] = table[rows[i] * K + k];
+  // One memcpy per row: vector loads and stores where K is a constant. An
+  // element loop is unrolled into K scalar copies (the compiler cannot rule
+  // out that dst overlaps the table), which made the copy 3x slower.
+  for (int64_t i = 0; i < n; ++i) __builtin_memcpy(dst + i * K, table + rows[i] * K, sizeof(double) * size_t(K));
 }
 
 PPC_TOKEN_KERNEL double ppc_product_axpy_lognorm(int64_t K, const double* a, const double* b, double shift, double w, double* dst) {
