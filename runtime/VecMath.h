@@ -227,6 +227,30 @@ PPC_MATH_INLINE double digamma_lgamma_pos(double x, double& lg) {
   return x > 0.0 ? r : kNaN;
 }
 
+/// x shifted by the recurrence to >= kShift: the y of digamma_pos.
+PPC_MATH_INLINE double digamma_shifted(double x) { return x < kShift ? x + kShift : x; }
+
+/// digamma_pos(x) - log(digamma_shifted(x)): -1/(2y) - digammaSeries(1/y^2)
+/// - the shift's sum of 1/(x+k) (NaN for x <= 0). For exp(psi(x) - M) =
+/// y exp(t - M), which needs no logarithm (ppc_dirichlet_exp_stats).
+PPC_MATH_INLINE double digamma_without_log(double x) {
+  double num, den;
+  shiftFraction(x, num, den);
+  const bool small = x < kShift;
+  const double y = small ? x + kShift : x;
+  const double corr = small ? num / den : 0.0;
+  const double iy = 1.0 / y;
+  const double t = (-0.5 * iy - digammaSeries(iy * iy)) - corr;
+  return x > 0.0 ? t : kNaN;
+}
+
+/// ln 2 * (the binary exponent of y > 0): log y rounded down to a multiple
+/// of ln 2, from the bits alone.
+PPC_MATH_INLINE double log_floor(double y) {
+  const int64_t e = int64_t((std::bit_cast<uint64_t>(y) >> 52) & 0x7ff) - 1023;
+  return double(e) * 0.69314718055994530942;
+}
+
 /// log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|).
 PPC_MATH_INLINE double softplus(double x) {
   const double ax = x < 0.0 ? -x : x;

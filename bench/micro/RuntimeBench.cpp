@@ -81,6 +81,40 @@ void BM_LdaDoc(benchmark::State& state) {
 }
 BENCHMARK(BM_LdaDoc)->Arg(20)->Arg(100);
 
+// One document's exponential statistics per local sweep (LDA, K topics):
+// ppc_dirichlet_stats_n then ppc_exp_shifted_n, against
+// ppc_dirichlet_exp_stats (codegen/transforms/DeferStats.cpp). Items = rows.
+void BM_DocStatsThenExp(benchmark::State& state) {
+  const int64_t K = state.range(0), rows = 256;
+  const std::vector<double> eta = uniformVector(K * rows, -0.9, 60.0, 9);
+  std::vector<double> stats(static_cast<size_t>(K)), exp(static_cast<size_t>(K));
+  double shift = 0;
+  for (auto _ : state)
+    for (int64_t r = 0; r < rows; ++r) {
+      ppc_dirichlet_stats_n(1, K, eta.data() + r * K, stats.data());
+      ppc_exp_shifted_n(K, stats.data(), exp.data(), &shift);
+      benchmark::DoNotOptimize(exp.data());
+      benchmark::ClobberMemory();
+    }
+  state.SetItemsProcessed(state.iterations() * rows);
+}
+BENCHMARK(BM_DocStatsThenExp)->Arg(20)->Arg(100);
+
+void BM_DocExpStats(benchmark::State& state) {
+  const int64_t K = state.range(0), rows = 256;
+  const std::vector<double> eta = uniformVector(K * rows, -0.9, 60.0, 9);
+  std::vector<double> exp(static_cast<size_t>(K));
+  double shift = 0;
+  for (auto _ : state)
+    for (int64_t r = 0; r < rows; ++r) {
+      ppc_dirichlet_exp_stats(K, eta.data() + r * K, exp.data(), &shift);
+      benchmark::DoNotOptimize(exp.data());
+      benchmark::ClobberMemory();
+    }
+  state.SetItemsProcessed(state.iterations() * rows);
+}
+BENCHMARK(BM_DocExpStats)->Arg(20)->Arg(100);
+
 // E[log phi] of a K x V topic matrix (digamma of every entry plus row sums).
 void BM_DirichletElog(benchmark::State& state) {
   const int64_t K = 20, V = state.range(0);

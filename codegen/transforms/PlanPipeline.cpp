@@ -83,6 +83,10 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        "an element's rows of a table that each of its sweeps reads are copied out of the table once, before the "
        "sweeps, which read the copy",
        copyLocalRows},
+      {"defer-stats",
+       "a loop that computes a Dirichlet's statistics only for their exponentials (LDA's sweeps) computes the "
+       "exponentials without the logarithms, and the statistics once after the loop",
+       deferLoopStatistics},
       {"parallel-zero", "large top-level zero-fills become parallel loops over blocks", parallelizeLargeZeros},
   };
   return passes;

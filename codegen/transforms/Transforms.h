@@ -99,6 +99,12 @@ int gatherFactoredDots(Plan &p);
 /// then read the copy (LocalRows.cpp): the same values.
 int copyLocalRows(Plan &p);
 
+/// A loop that computes a Dirichlet's statistics only for their exponential
+/// table (LDA's sweeps) computes the table from the natural parameters, and
+/// the statistics after the loop (DeferStats.cpp): the same statistics, the
+/// table equal to rounding.
+int deferLoopStatistics(Plan &p);
+
 /// Parallel loops whose elements run loops over their data (ragged plates)
 /// get the cumulative cost of their elements, so that threads get equal
 /// work, not equal counts (ChunkBalancing.cpp).

@@ -16,6 +16,11 @@ extern "C" {
 void ppc_dirichlet_elog_n(int64_t n, int64_t K, const double* alpha, double* elog);
 /// stats from natural parameters: alpha = eta + 1
 void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* eta, double* elog);
+/// One row's exponential statistics, as ppc_dirichlet_stats_n then
+/// ppc_exp_shifted_n compute them (exp[k] = exp(E log p_k - *shift), the
+/// largest entry near 1) but without the statistics and their logarithms;
+/// equal to rounding, not bit for bit (codegen/transforms/DeferStats.cpp).
+void ppc_dirichlet_exp_stats(int64_t K, const double* eta, double* exp, double* shift);
 /// sum_i A(eta_i) = sum_i [sum_k lgamma(alpha_ik) - lgamma(sum_k alpha_ik)]
 double ppc_dirichlet_lognorm_n(int64_t n, int64_t K, const double* eta);
 /// `elog`: the rows' statistics (ppc_dirichlet_stats_n of eta). The entropy

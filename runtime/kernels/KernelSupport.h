@@ -99,15 +99,27 @@ __attribute__((always_inline)) inline double digammaLgammaRowMinus(int64_t K, co
   return sum - lg[rest];
 }
 
-__attribute__((always_inline)) inline double max8(int64_t n, const double* x) {
+/// max_i f(i) over i < n (-inf for n = 0), in 8 accumulators (vectorizes).
+template <class F>
+__attribute__((always_inline)) inline double maxOf8(int64_t n, F f) {
   double acc[8] = {-vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+    for (int j = 0; j < 8; ++j) {
+      const double v = f(i + j);
+      acc[j] = v > acc[j] ? v : acc[j];
+    }
   double m = acc[0];
   for (int j = 1; j < 8; ++j) m = acc[j] > m ? acc[j] : m;
-  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  for (; i < n; ++i) {
+    const double v = f(i);
+    m = v > m ? v : m;
+  }
   return m;
+}
+
+__attribute__((always_inline)) inline double max8(int64_t n, const double* x) {
+  return maxOf8(n, [&](int64_t i) { return x[i]; });
 }
 
 inline int64_t row(const int64_t* pidx, int64_t i) { return pidx ? pidx[i] : 0; }

@@ -394,6 +394,96 @@ TEST(LocalRows, LeavesATableTheElementWritesAndASingleSweep) {
   EXPECT_EQ(once.run(1, false), 0) << once.printed();
 }
 
+// codegen/transforms/DeferStats.cpp on two elements, each with a loop of 3
+// sweeps that refreshes the element's exponential table from its statistics
+// (LDA's documents):
+//   for e < 2 { [restart: for r < 1 { stats; exp }] [exit]
+//               for s < 3 { eta += a; stats; exp; [a read of stats] }
+//               elbo += entropy(eta, stats) }
+struct DeferStatsPlan : ProductPlan {
+  int32_t eta = buffer("eta", 2 * K), stats = buffer("stats", 2 * K), exp = buffer("exp", 2 * K),
+          shift = buffer("shift", 2);
+
+  /// The statistics, then their exponentials, of element e's row (`rowVar`: of the row of that loop variable instead).
+  std::vector<Stmt> pair(int32_t rowVar = 0) {
+    std::vector<Stmt> out;
+    out.push_back(call("ppc_dirichlet_stats_n",
+                       {num(p.intConst(1), Arg::Kind::Int), k(), ptr(eta, row(rowVar)), ptr(stats, row(rowVar))}));
+    out.push_back(call("ppc_exp_shifted_n",
+                       {k(), ptr(stats, row(rowVar)), ptr(exp, row(rowVar)), ptr(shift, p.loopVar(rowVar))}));
+    return out;
+  }
+  int run(bool restart, bool exitBetween, bool readInSweeps, int32_t rowVar = 0) {
+    std::vector<Stmt> element;
+    if (restart)
+      element.push_back(loop(1, 1, pair()));
+    if (exitBetween) {
+      Stmt exit;
+      exit.kind = Stmt::Kind::ExitBelow;
+      exit.buffer = flag;
+      exit.index = p.intConst(0);
+      exit.threshold = 0.5;
+      element.push_back(std::move(exit));
+    }
+    std::vector<Stmt> sweep;
+    sweep.push_back(call("ppc_axpy", {k(), num(p.doubleConst(1.0), Arg::Kind::Double), ptr(a, p.intConst(0)),
+                                      ptr(eta, row(0))}));
+    for (Stmt &s : pair(rowVar))
+      sweep.push_back(std::move(s));
+    if (readInSweeps)
+      sweep.push_back(call("ppc_axpy", {k(), num(p.doubleConst(1.0), Arg::Kind::Double), ptr(stats, row(0)),
+                                        ptr(t, p.intConst(0))}));
+    element.push_back(loop(2, 3, std::move(sweep)));
+    Stmt entropy = call("ppc_dirichlet_entropy_n",
+                        {num(p.intConst(1), Arg::Kind::Int), k(), ptr(eta, row(0)), ptr(stats, row(0))});
+    entropy.result = Stmt::Result::Elbo;
+    element.push_back(std::move(entropy));
+    p.blocks[Plan::Iteration].push_back(loop(0, 2, std::move(element)));
+    p.loopVars = 3;
+    p.exprs.shrink_to_fit(); // the next new expression moves them
+    return codegen::deferLoopStatistics(p);
+  }
+  size_t count(const std::string &plan, const std::string &what) const {
+    size_t n = 0;
+    for (size_t at = plan.find(what); at != std::string::npos; at = plan.find(what, at + 1))
+      ++n;
+    return n;
+  }
+};
+
+TEST(DeferStats, ComputesTheExponentialsInTheLoopAndTheStatisticsAfterIt) {
+  DeferStatsPlan d;
+  EXPECT_EQ(d.run(false, false, false), 1);
+  const std::string plan = d.printed();
+  EXPECT_NE(plan.find("ppc_dirichlet_exp_stats(4, &eta[(i0 * 4)], &exp[(i0 * 4)], &shift[i0])"), std::string::npos)
+      << plan;
+  EXPECT_EQ(d.count(plan, "ppc_exp_shifted_n"), 0u) << plan;
+  // Once, after the sweeps and before the entropy reads them.
+  EXPECT_EQ(d.count(plan, "ppc_dirichlet_stats_n(1, 4, &eta[(i0 * 4)], &stats[(i0 * 4)])"), 1u) << plan;
+  EXPECT_LT(plan.find("ppc_dirichlet_exp_stats"), plan.find("ppc_dirichlet_stats_n")) << plan;
+  EXPECT_LT(plan.find("ppc_dirichlet_stats_n"), plan.find("ppc_dirichlet_entropy_n")) << plan;
+}
+
+TEST(DeferStats, LeavesOutStatisticsTheNextStatementComputesAgain) {
+  DeferStatsPlan restart;
+  EXPECT_EQ(restart.run(true, false, false), 2);
+  std::string plan = restart.printed();
+  EXPECT_EQ(restart.count(plan, "ppc_dirichlet_exp_stats"), 2u) << plan;
+  EXPECT_EQ(restart.count(plan, "ppc_dirichlet_stats_n"), 1u) << plan;
+  // An exit between the restart and the sweeps: its statistics stay.
+  DeferStatsPlan exit;
+  EXPECT_EQ(exit.run(true, true, false), 2);
+  plan = exit.printed();
+  EXPECT_EQ(exit.count(plan, "ppc_dirichlet_stats_n"), 2u) << plan;
+}
+
+TEST(DeferStats, LeavesALoopThatReadsTheStatisticsOrMovesTheirRow) {
+  DeferStatsPlan read;
+  EXPECT_EQ(read.run(false, false, true), 0) << read.printed();
+  DeferStatsPlan moving;  // each sweep its own row: no one row to compute after the loop
+  EXPECT_EQ(moving.run(false, false, false, /*rowVar=*/2), 0) << moving.printed();
+}
+
 // codegen/transforms/RowPrefetch.cpp: a table of 4 MiB or more read at a datum's row
 // gets that row prefetched 16 data ahead (32-byte rows); small tables not.
 TEST(RowPrefetch, PrefetchesTheRowOfTheDatumAhead) {
