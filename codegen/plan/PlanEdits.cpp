@@ -83,4 +83,34 @@ bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width) {
   return elementRowWidth(p, index, var) == width;
 }
 
+std::optional<ExprId> offsetOf(Plan &p, ExprId e, int32_t var) {
+  if (e == kNoExpr)
+    return std::nullopt;
+  const Expr x = p.exprs[size_t(e)]; // a copy: the builders below add expressions
+  if (x.kind == Expr::Kind::LoopVar && x.var == var)
+    return p.intConst(0);
+  if (x.kind != Expr::Kind::AddInt)
+    return std::nullopt;
+  if (!p.usesVar(x.a, var))
+    if (auto rest = offsetOf(p, x.b, var))
+      return p.add(x.a, *rest);
+  if (!p.usesVar(x.b, var))
+    if (auto rest = offsetOf(p, x.a, var))
+      return p.add(*rest, x.b);
+  return std::nullopt;
+}
+
+std::optional<std::pair<int32_t, ExprId>> gatheredRow(Plan &p, ExprId e, int32_t var, int64_t width) {
+  const Expr x = p.exprs[size_t(e)];
+  if (x.kind != Expr::Kind::MulInt)
+    return std::nullopt;
+  const ExprId row = p.constantOf(x.b) == width ? x.a : p.constantOf(x.a) == width ? x.b : kNoExpr;
+  if (row == kNoExpr || p.exprs[size_t(row)].kind != Expr::Kind::LoadInt || !p.isBoundData(p.exprs[size_t(row)].buffer))
+    return std::nullopt;
+  const int32_t idx = p.exprs[size_t(row)].buffer;
+  if (auto base = offsetOf(p, p.exprs[size_t(row)].a, var))
+    return std::make_pair(idx, *base);
+  return std::nullopt;
+}
+
 } // namespace ppc::codegen::edit

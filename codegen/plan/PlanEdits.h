@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ppc::codegen::edit {
@@ -37,5 +38,10 @@ std::optional<int64_t> elementRowWidth(const Plan &p, ExprId index, int32_t var)
 /// index == var * width (width 1: var): the row of width `width` of the
 /// element of loop variable `var`.
 bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width);
+/// base where e == base + var (base free of var; may add expressions).
+std::optional<ExprId> offsetOf(Plan &p, ExprId e, int32_t var);
+/// (idx, base) where e == idx[base + var] * width, idx bound data: the row
+/// of a table that datum var of a loop chooses (LDA's token's word).
+std::optional<std::pair<int32_t, ExprId>> gatheredRow(Plan &p, ExprId e, int32_t var, int64_t width);
 
 } // namespace ppc::codegen::edit

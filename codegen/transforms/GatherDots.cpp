@@ -52,41 +52,6 @@ public:
 private:
   const Expr &expr(ExprId e) const { return p_.exprs[size_t(e)]; }
 
-  /// base where e == base + var (base free of var).
-  std::optional<ExprId> offsetOf(ExprId e, int32_t var) {
-    if (e == kNoExpr)
-      return std::nullopt;
-    const Expr x = expr(e); // a copy: the builders below add expressions
-    if (x.kind == Expr::Kind::LoopVar && x.var == var)
-      return p_.intConst(0);
-    if (x.kind != Expr::Kind::AddInt)
-      return std::nullopt;
-    const ExprId a = x.a, b = x.b;
-    if (!p_.usesVar(a, var))
-      if (auto rest = offsetOf(b, var))
-        return p_.add(a, *rest);
-    if (!p_.usesVar(b, var))
-      if (auto rest = offsetOf(a, var))
-        return p_.add(*rest, b);
-    return std::nullopt;
-  }
-
-  /// (idx buffer, base) where e == idx[base + var] * K.
-  std::optional<std::pair<int32_t, ExprId>> gatheredRow(ExprId e, int32_t var, int64_t K) {
-    const Expr x = expr(e);
-    if (x.kind != Expr::Kind::MulInt)
-      return std::nullopt;
-    const bool leftWidth = p_.constantOf(x.a) == K, rightWidth = p_.constantOf(x.b) == K;
-    const ExprId row = rightWidth ? x.a : leftWidth ? x.b : kNoExpr;
-    if (row == kNoExpr || expr(row).kind != Expr::Kind::LoadInt || !p_.isBoundData(expr(row).buffer))
-      return std::nullopt;
-    const int32_t idx = expr(row).buffer;
-    const ExprId position = expr(row).a;
-    if (auto base = offsetOf(position, var))
-      return std::make_pair(idx, *base);
-    return std::nullopt;
-  }
-
   std::optional<Stmt> gathered(const Stmt &loop) {
     if (loop.parallel || loop.distributed || loop.batch || !loop.privates.empty() || !loop.reductions.empty() ||
         loop.body.size() != 1 || !isDiscardedCall(loop.body[0], "ppc_dot_inverse_axpy"))
@@ -99,7 +64,7 @@ private:
         acc.kind != Arg::Kind::Pointer || w.kind != Arg::Kind::Double || p_.usesVar(a.expr, var) ||
         p_.usesVar(acc.expr, var) || acc.buffer == a.buffer || acc.buffer == b.buffer)
       return std::nullopt;
-    auto row = gatheredRow(b.expr, var, *width);
+    auto row = edit::gatheredRow(p_, b.expr, var, *width);
     if (!row)
       return std::nullopt;
     Arg weights, weight = w;
@@ -109,7 +74,7 @@ private:
       const Expr x = expr(w.expr);
       std::optional<ExprId> base;
       if (x.kind == Expr::Kind::LoadDouble && p_.isBoundData(x.buffer))
-        base = offsetOf(x.a, var);
+        base = edit::offsetOf(p_, x.a, var);
       if (!base)
         return std::nullopt;
       weights = edit::pointerArg(x.buffer, *base);

@@ -20,7 +20,9 @@
 //     for s < 10 { ppc_dot_inverse_axpy_rows(n(e), K, a, &T.rows[0], w, c, acc) }
 //   }
 //
-// The same values (a copy is exact) in the same order. Applies where the
+// A loop after the sweeps over the same data (the ELBO's pass, which adds
+// the tokens' statistics to the topics' counts) reads its rows from the copy
+// too. The same values (a copy is exact) in the same order. Applies where the
 // sweeps loop runs more than once, the rows' count and start read only
 // bound data and the element, nothing in the element's loop writes the
 // table (every statement naming it is a kernel that only reads it there),
@@ -123,10 +125,30 @@ private:
         c = edit::kernelCall("ppc_dot_inverse_axpy_rows", {n, K, c.args[2], rows, c.args[5], c.args[6], c.args[7]},
                              c.note + " (from the element's rows)");
         element.body.insert(element.body.begin() + long(at), std::move(gather));
+        for (size_t later = at + 2; later < element.body.size(); ++later)
+          readCopy(element.body[later], n, idx, table.buffer, copy, *width);
         ++changed;
         break; // `sweeps` moved: the next statement is it again
       }
     }
+  }
+
+  /// A loop after the sweeps over the same data (the ELBO's pass) that
+  /// reads the table at its datum's row reads the copy's row instead.
+  void readCopy(Stmt &loop, const Arg &n, const Arg &idx, int32_t table, int32_t copy, int64_t width) {
+    if (loop.kind != Stmt::Kind::Loop || loop.parallel || loop.batch || !p_.sameExpr(loop.bound, n.expr))
+      return;
+    for (Stmt &c : loop.body)
+      for (size_t i = 0; c.kind == Stmt::Kind::Call && i < c.args.size(); ++i) {
+        Arg &a = c.args[i];
+        if (a.kind != Arg::Kind::Pointer || a.buffer != table || !readsOnly(c.kernel->name, i))
+          continue;
+        const auto row = edit::gatheredRow(p_, a.expr, loop.var, width);
+        if (row && row->first == idx.buffer && p_.sameExpr(row->second, idx.expr)) {
+          a = edit::pointerArg(copy, p_.mul(p_.loopVar(loop.var), p_.intConst(width)));
+          c.note += " (the table's rows from the element's copy)";
+        }
+      }
   }
 
   Plan &p_;

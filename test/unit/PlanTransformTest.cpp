@@ -361,7 +361,8 @@ TEST(GatherDots, OtherLoopsStayLoops) {
 // loop also writes the table, nor for a single sweep.
 struct LocalRowsPlan : GatherPlan {
   /// for e < 2 { [write]; for s < sweeps { ppc_dot_inverse_axpy_gather(N, K, &a[0], &table[0], &x[0], &w[0], 1.0, &t[0]) } }
-  int run(int64_t sweeps, bool writeTable) {
+  /// `after`: then for i3 < N { ppc_product_axpy_norm(K, &a[0], &table[x[i3 + shiftRow] * K], ...) }
+  int run(int64_t sweeps, bool writeTable, bool after = false, int64_t shiftRow = 0) {
     Stmt c = call("ppc_dot_inverse_axpy_gather", {num(p.intConst(N), Arg::Kind::Int), k(), ptr(a, p.intConst(0)),
                                                   ptr(table, p.intConst(0)), ptr(x, p.intConst(0)),
                                                   ptr(w, p.intConst(0)), num(p.doubleConst(1.0), Arg::Kind::Double),
@@ -371,6 +372,16 @@ struct LocalRowsPlan : GatherPlan {
       body.push_back(call("ppc_axpy", {k(), num(p.doubleConst(1.0), Arg::Kind::Double), ptr(a, p.intConst(0)),
                                        ptr(table, p.intConst(0))}));
     body.push_back(loop(2, sweeps, {std::move(c)}));
+    if (after) {
+      const ExprId datum = p.add(p.loopVar(3), p.intConst(shiftRow));
+      const ExprId word = p.mul(p.loadInt(x, datum), p.intConst(K));
+      Stmt norm = call("ppc_product_axpy_norm",
+                       {k(), ptr(a, p.intConst(0)), ptr(table, word), num(p.doubleConst(0.0), Arg::Kind::Double),
+                        num(p.loadDouble(w, p.loopVar(3)), Arg::Kind::Double), ptr(counts, word),
+                        ptr(u, p.loopVar(3))});
+      norm.result = Stmt::Result::Elbo;
+      body.push_back(loop(3, N, {std::move(norm)}));
+    }
     p.blocks[Plan::Iteration].push_back(loop(0, 2, std::move(body)));
     return codegen::copyLocalRows(p);
   }
@@ -385,6 +396,20 @@ TEST(LocalRows, CopiesTheElementsRowsOnceForItsSweeps) {
   EXPECT_NE(plan.find("ppc_dot_inverse_axpy_rows(3, 4, &a[0], &table.rows[0], &w[0], 1.0, &t[0])"), std::string::npos)
       << plan;
   EXPECT_LT(plan.find("ppc_gather_rows"), plan.find("for i2 < 3")) << plan;
+}
+
+TEST(LocalRows, TheElboPassOverTheSameDataReadsTheCopy) {
+  LocalRowsPlan l;
+  EXPECT_EQ(l.run(3, false, /*after=*/true), 1);
+  std::string plan = l.printed();
+  EXPECT_NE(plan.find("ppc_product_axpy_norm(4, &a[0], &table.rows[(i3 * 4)], 0.0, w[i3], &counts[(x[i3] * 4)], &u[i3])"),
+            std::string::npos)
+      << plan;
+  // Data other than the copy's (one datum on): the table's rows.
+  LocalRowsPlan shifted;
+  EXPECT_EQ(shifted.run(3, false, /*after=*/true, /*shiftRow=*/1), 1);
+  plan = shifted.printed();
+  EXPECT_NE(plan.find("ppc_product_axpy_norm(4, &a[0], &table[(x[(i3 + 1)] * 4)]"), std::string::npos) << plan;
 }
 
 TEST(LocalRows, LeavesATableTheElementWritesAndASingleSweep) {
