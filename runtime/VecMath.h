@@ -245,10 +245,13 @@ PPC_MATH_INLINE double digamma_without_log(double x) {
 }
 
 /// ln 2 * (the binary exponent of y > 0): log y rounded down to a multiple
-/// of ln 2, from the bits alone.
+/// of ln 2, from the bits alone. The biased exponent becomes a double by
+/// the 2^52 trick, not an int64 conversion (which AVX2 lacks: the loop
+/// would not vectorize).
 PPC_MATH_INLINE double log_floor(double y) {
-  const int64_t e = int64_t((std::bit_cast<uint64_t>(y) >> 52) & 0x7ff) - 1023;
-  return double(e) * 0.69314718055994530942;
+  constexpr uint64_t kTwo52 = 0x4330000000000000;  // 2^52: its low bits hold an integer below 2^52
+  const double biased = std::bit_cast<double>((std::bit_cast<uint64_t>(y) >> 52) | kTwo52) - 0x1p52;
+  return (biased - 1023.0) * 0.69314718055994530942;
 }
 
 /// log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|).

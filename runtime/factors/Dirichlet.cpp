@@ -37,14 +37,18 @@ PPC_ROW_KERNEL void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* et
 
 PPC_ROW_KERNEL void ppc_dirichlet_exp_stats(int64_t K, const double* eta, double* exp, double* shift) {
   // exp(psi(x_k) - M) = y_k exp(t_k - M) (vm::digamma_without_log): no
-  // logarithm per entry. M = max_k t_k + log_floor(y_k) keeps the largest
-  // entry in [1/2, 2]; the one digamma left, psi(sum_k x_k), goes into the
-  // shift: exp[k] = exp(E log p_k - shift), E log p_k = psi(x_k) - psi(s).
+  // logarithm per entry. M = t + log_floor(y) of the largest x, within ln 2
+  // of its digamma, keeps the largest entry in [1, 2); the one digamma
+  // left, psi(sum_k x_k), goes into the shift: exp[k] = exp(E log p_k -
+  // shift), E log p_k = psi(x_k) - psi(s). M and psi(s) are scalar chains
+  // that overlap the rows' vector work (a maximum over the t's would not
+  // vectorize).
   if (K <= 0) {
     *shift = 0.0;
     return;
   }
-  // First: a scalar chain that overlaps the rows' vector work.
+  const double xMax = maxOf8(K, [&](int64_t k) { return eta[k] + 1.0; });
+  const double M = vm::digamma_without_log(xMax) + vm::log_floor(vm::digamma_shifted(xMax));
   const double psiSum = vm::digamma_pos(reduce8(K, [&](int64_t k) { return eta[k] + 1.0; }));
   // The last K % 4 entries as one padded vector of 4 (AVX2's width; an
   // AVX-512 loop's vector epilogue): LDA's K = 20 has none.
@@ -54,11 +58,6 @@ PPC_ROW_KERNEL void ppc_dirichlet_exp_stats(int64_t K, const double* eta, double
   for (int64_t j = 0; j < kTail; ++j) in[j] = j < rest ? eta[full + j] + 1.0 : 1.0;
   for (int64_t j = 0; j < kTail; ++j) t[j] = vm::digamma_without_log(in[j]);
   for (int64_t k = 0; k < full; ++k) exp[k] = vm::digamma_without_log(eta[k] + 1.0);  // t_k, for now
-  double M = maxOf8(full, [&](int64_t k) { return exp[k] + vm::log_floor(vm::digamma_shifted(eta[k] + 1.0)); });
-  for (int64_t j = 0; j < rest; ++j) {
-    const double m = t[j] + vm::log_floor(vm::digamma_shifted(in[j]));
-    M = m > M ? m : M;
-  }
   for (int64_t k = 0; k < full; ++k) exp[k] = vm::digamma_shifted(eta[k] + 1.0) * vm::exp(exp[k] - M);
   for (int64_t j = 0; j < kTail; ++j) t[j] = vm::digamma_shifted(in[j]) * vm::exp(t[j] - M);
   for (int64_t j = 0; j < rest; ++j) exp[full + j] = t[j];
