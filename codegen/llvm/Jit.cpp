@@ -71,15 +71,6 @@ llvm::Error writePerfMap(llvm::jitlink::LinkGraph &g) {
       if (sym->hasName() && sym->getSize() > 0) // functions, and a few constants (harmless in the map)
         std::fprintf(f, "%llx %llx %s\n", static_cast<unsigned long long>(sym->getAddress().getValue()),
                      static_cast<unsigned long long>(sym->getSize()), sym->getName().str().c_str());
-    for (llvm::jitlink::Symbol *sym : g.defined_symbols())
-      if (sym->hasName() && sym->getSize() > 0 && sym->getName().starts_with("ppc_loop_7")) {
-        std::string bp = "/tmp/jitdump-" + sym->getName().str() + ".bin";
-        if (FILE *b = std::fopen(bp.c_str(), "wb")) {
-          auto content = sym->getBlock().getContent();
-          std::fwrite(content.data() + sym->getOffset(), 1, sym->getSize(), b);
-          std::fclose(b);
-        }
-      }
     std::fclose(f);
   }
   return llvm::Error::success();
