@@ -163,14 +163,21 @@ PPC_MATH_INLINE double lgammaSeries(double iy, double z) {
   return iy * (1.0 / 12 - z * (1.0 / 360 - z * (1.0 / 1260 - z * (1.0 / 1680 - z * (1.0 / 1188 - z * (691.0 / 360360 - z * (1.0 / 156)))))));
 }
 
-/// digamma(x) = d/dx log Gamma(x) for x > 0.
-PPC_MATH_INLINE double digamma_pos(double x) {
+/// digamma_pos's recurrence: y = x moved to >= kShift, corr the sum of
+/// 1/(x+k) over the steps taken (0 for none), iy = 1/y.
+PPC_MATH_INLINE void digammaShift(double x, double& y, double& corr, double& iy) {
   double num, den;
   shiftFraction(x, num, den);
   const bool small = x < kShift;
-  const double y = small ? x + kShift : x;
-  const double corr = small ? num / den : 0.0;
-  const double iy = 1.0 / y;
+  y = small ? x + kShift : x;
+  corr = small ? num / den : 0.0;
+  iy = 1.0 / y;
+}
+
+/// digamma(x) = d/dx log Gamma(x) for x > 0.
+PPC_MATH_INLINE double digamma_pos(double x) {
+  double y, corr, iy;
+  digammaShift(x, y, corr, iy);
   const double r = vm::log(y) - 0.5 * iy - digammaSeries(iy * iy) - corr;
   return x > 0.0 ? r : kNaN;
 }
@@ -234,12 +241,8 @@ PPC_MATH_INLINE double digamma_shifted(double x) { return x < kShift ? x + kShif
 /// - the shift's sum of 1/(x+k) (NaN for x <= 0). For exp(psi(x) - M) =
 /// y exp(t - M), which needs no logarithm (ppc_dirichlet_exp_stats).
 PPC_MATH_INLINE double digamma_without_log(double x) {
-  double num, den;
-  shiftFraction(x, num, den);
-  const bool small = x < kShift;
-  const double y = small ? x + kShift : x;
-  const double corr = small ? num / den : 0.0;
-  const double iy = 1.0 / y;
+  double y, corr, iy;
+  digammaShift(x, y, corr, iy);
   const double t = (-0.5 * iy - digammaSeries(iy * iy)) - corr;
   return x > 0.0 ? t : kNaN;
 }
