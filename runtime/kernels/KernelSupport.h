@@ -99,7 +99,8 @@ __attribute__((always_inline)) inline double digammaLgammaRowMinus(int64_t K, co
   return sum - lg[rest];
 }
 
-/// max_i f(i) over i < n (-inf for n = 0), in 8 accumulators (vectorizes).
+/// max_i f(i) over i < n (-inf for n = 0), in 8 accumulators (8 short chains
+/// of comparisons, not one long one).
 template <class F>
 __attribute__((always_inline)) inline double maxOf8(int64_t n, F f) {
   double acc[8] = {-vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf, -vm::kInf};
