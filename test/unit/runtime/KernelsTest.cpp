@@ -12,6 +12,8 @@
 #include "runtime/Distributions.h"
 #include "runtime/Operators.h"
 #include "runtime/Special.h"
+#include "runtime/Symbols.h"
+#include "runtime/VectorIsa.h"
 #include "test/unit/runtime/TestUtil.h"
 
 namespace ppc::rt {
@@ -437,45 +439,56 @@ TEST(FamilyKernels, SymmetricDirichletAvgLogFactorMatchesGeneral) {
 // entries then differing by factors of e^-1000) to 1e5, and the largest
 // entry near 1 whatever the row.
 TEST(FamilyKernels, ExpStatsEqualTheExponentialOfTheStatistics) {
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> logAlpha(std::log(1e-4), std::log(1e5));
-  for (int64_t K = 1; K <= 25; ++K)
-    for (int trial = 0; trial < 20; ++trial) {
-      const size_t n = static_cast<size_t>(K);
-      std::vector<double> eta(n), out(n + 1, 7.0);
-      double sum = 0;
-      for (size_t k = 0; k < n; ++k) {
-        // trial 0: every entry at the smallest concentration (a restart from a tiny prior)
-        const double alpha = trial == 0 ? 1e-4 : std::exp(logAlpha(rng));
-        eta[k] = alpha - 1.0;
-        sum += eta[k] + 1.0;  // the kernel's alpha (alpha - 1 + 1 is not always alpha)
-      }
-      double shift = 0;
-      ppc_dirichlet_exp_stats(K, eta.data(), out.data(), &shift);
-      EXPECT_EQ(out[n], 7.0) << "K " << K;
-      std::vector<double> stat(n);
-      for (size_t k = 0; k < n; ++k) stat[k] = ppc::rt::digamma(eta[k] + 1.0) - ppc::rt::digamma(sum);
-      const double top = *std::max_element(stat.begin(), stat.end());
-      double largest = 0;
-      for (size_t k = 0; k < n; ++k) {
-        largest = std::max(largest, out[k]);
-        if (stat[k] - top < -700) {  // e^(stat - top) underflows, as exp(stats - max) does
-          EXPECT_LT(out[k], 1e-300) << "K " << K << " k " << k;
-          continue;
+  // Every copy this CPU runs (SSE2, AVX2, AVX-512: what `ppc --cpu` chooses).
+  const ppc::rt::RuntimeSymbol *symbol = ppc::rt::findRuntimeKernel("ppc_dirichlet_exp_stats");
+  ASSERT_NE(symbol, nullptr);
+  for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
+    SCOPED_TRACE(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))));
+    const auto expStats =
+        reinterpret_cast<void (*)(int64_t, const double *, double *, double *)>(symbol->clones[level]);
+    ASSERT_NE(expStats, nullptr);
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> logAlpha(std::log(1e-4), std::log(1e5));
+    for (int64_t K = 1; K <= 25; ++K)
+      for (int trial = 0; trial < 20; ++trial) {
+        const size_t n = static_cast<size_t>(K);
+        std::vector<double> eta(n), out(n + 1, 7.0);
+        double sum = 0;
+        for (size_t k = 0; k < n; ++k) {
+          // trial 0: every entry at the smallest concentration (a restart from a tiny prior)
+          const double alpha = trial == 0 ? 1e-4 : std::exp(logAlpha(rng));
+          eta[k] = alpha - 1.0;
+          sum += eta[k] + 1.0; // the kernel's alpha (alpha - 1 + 1 is not always alpha)
         }
-        // log of the entry against the statistic, to the digammas' accuracy
-        // (the statistic is a difference of two of them).
-        ASSERT_GT(out[k], 0.0) << "K " << K << " k " << k;
-        const double scale = std::max({1.0, std::abs(ppc::rt::digamma(eta[k] + 1.0)), std::abs(ppc::rt::digamma(sum))});
-        EXPECT_NEAR(std::log(out[k]) + shift, stat[k], 1e-13 * scale) << "K " << K << " k " << k;
+        double shift = 0;
+        expStats(K, eta.data(), out.data(), &shift);
+        EXPECT_EQ(out[n], 7.0) << "K " << K;
+        std::vector<double> stat(n);
+        for (size_t k = 0; k < n; ++k)
+          stat[k] = ppc::rt::digamma(eta[k] + 1.0) - ppc::rt::digamma(sum);
+        const double top = *std::max_element(stat.begin(), stat.end());
+        double largest = 0;
+        for (size_t k = 0; k < n; ++k) {
+          largest = std::max(largest, out[k]);
+          if (stat[k] - top < -700) { // e^(stat - top) underflows, as exp(stats - max) does
+            EXPECT_LT(out[k], 1e-300) << "K " << K << " k " << k;
+            continue;
+          }
+          // log of the entry against the statistic, to the digammas' accuracy
+          // (the statistic is a difference of two of them).
+          ASSERT_GT(out[k], 0.0) << "K " << K << " k " << k;
+          const double scale =
+              std::max({1.0, std::abs(ppc::rt::digamma(eta[k] + 1.0)), std::abs(ppc::rt::digamma(sum))});
+          EXPECT_NEAR(std::log(out[k]) + shift, stat[k], 1e-13 * scale) << "K " << K << " k " << k;
+        }
+        EXPECT_GE(largest, 0.5) << "K " << K;
+        EXPECT_LE(largest, 2.0) << "K " << K;
       }
-      EXPECT_GE(largest, 0.5) << "K " << K;
-      EXPECT_LE(largest, 2.0) << "K " << K;
-    }
-  double untouched = 7.0, shift = 7.0;
-  ppc_dirichlet_exp_stats(0, &untouched, &untouched, &shift);
-  EXPECT_EQ(untouched, 7.0);
-  EXPECT_EQ(shift, 0.0);
+    double untouched = 7.0, shift = 7.0;
+    expStats(0, &untouched, &untouched, &shift);
+    EXPECT_EQ(untouched, 7.0);
+    EXPECT_EQ(shift, 0.0);
+  }
 }
 
 // Rows of every length from 1 to 25 (every remainder after blocks of 8, the
