@@ -3,6 +3,7 @@
 // items_per_second / 1e9 is the throughput in elements per nanosecond.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -114,6 +115,43 @@ void BM_DocExpStats(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * rows);
 }
 BENCHMARK(BM_DocExpStats)->Arg(20)->Arg(100);
+
+// The documents' rows of LDA's topic table copied out before their sweeps
+// (ppc_gather_rows, codegen/transforms/LocalRows.cpp): AP's shape, 2246
+// documents of 20 to 250 distinct words (Zipf-like) from a 10473 x K table,
+// which is evicted from L2 before each pass, as an iteration's other work
+// does. Items = rows.
+void BM_GatherRows(benchmark::State& state) {
+  const int64_t K = state.range(0), V = 10473, D = 2246;
+  const std::vector<double> table = uniformVector(V * K, 0.0, 1.0, 10);
+  std::vector<double> other(static_cast<size_t>(4 << 20) / sizeof(double), 1.0);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<std::vector<int64_t>> docs(static_cast<size_t>(D));
+  int64_t rows = 0, longest = 0;
+  for (auto& d : docs) {
+    const int n = 20 + static_cast<int>(230 * u(rng));
+    for (int i = 0; i < n; ++i) d.push_back(static_cast<int64_t>(V * u(rng) * u(rng)));
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    rows += static_cast<int64_t>(d.size());
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(d.size()));
+  }
+  std::vector<double> dst(static_cast<size_t>(longest * K));
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (size_t j = 0; j < other.size(); j += 8) other[j] += 1.0;
+    benchmark::ClobberMemory();
+    state.ResumeTiming();
+    for (const auto& d : docs) {
+      ppc_gather_rows(static_cast<int64_t>(d.size()), K, table.data(), d.data(), dst.data());
+      benchmark::ClobberMemory();
+    }
+  }
+  benchmark::DoNotOptimize(other.data());
+  state.SetItemsProcessed(state.iterations() * rows);
+}
+BENCHMARK(BM_GatherRows)->Arg(20)->Arg(100);
 
 // E[log phi] of a K x V topic matrix (digamma of every entry plus row sums).
 void BM_DirichletElog(benchmark::State& state) {

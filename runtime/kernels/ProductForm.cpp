@@ -187,7 +187,18 @@ PPC_TOKEN_KERNEL void ppc_gather_rows(int64_t n, int64_t K, const double* table,
   // One memcpy per row: vector loads and stores where K is a constant. An
   // element loop is unrolled into K scalar copies (the compiler cannot rule
   // out that dst overlaps the table), which made the copy 3x slower.
-  for (int64_t i = 0; i < n; ++i) __builtin_memcpy(dst + i * K, table + rows[i] * K, sizeof(double) * size_t(K));
+  // The rows are chosen by the data, so the hardware cannot fetch them
+  // ahead: each row four ahead is prefetched while this one is copied (LDA
+  // on AP: the 1.6 MB table is in L3, not L2).
+  constexpr int64_t kAhead = 4;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      const double* next = table + rows[i + kAhead] * K;
+      for (int64_t c = 0; c < K; c += 8) __builtin_prefetch(next + c);
+      __builtin_prefetch(next + K - 1);
+    }
+    __builtin_memcpy(dst + i * K, table + rows[i] * K, sizeof(double) * size_t(K));
+  }
 }
 
 PPC_TOKEN_KERNEL double ppc_product_axpy_lognorm(int64_t K, const double* a, const double* b, double shift, double w, double* dst) {
