@@ -30,7 +30,7 @@ PPC_ROW_KERNEL void ppc_categorical_stats_n(int64_t n, int64_t K, const double* 
     for (int64_t i = 0; i < rows; ++i) {
       const double* e = eta + (i0 + i) * K;
       double* p = block + i * K;
-      const double m = max8(K, e);
+      const double m = maxOfLanes(K, [&](int64_t k) { return e[k]; });
       for (int64_t k = 0; k < K; ++k) p[k] = e[k] - m;
     }
     for (int64_t j = 0; j < rows * K; ++j) block[j] = vm::exp(block[j]);

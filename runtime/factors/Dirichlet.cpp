@@ -50,7 +50,7 @@ PPC_ROW_KERNEL void ppc_dirichlet_exp_stats(int64_t K, const double* eta, double
     *shift = 0.0;
     return;
   }
-  const double xMax = maxOf8(K, [&](int64_t k) { return eta[k] + 1.0; });
+  const double xMax = maxOfLanes(K, [&](int64_t k) { return eta[k] + 1.0; });
   // The last K % 4 entries as one padded vector of 4 (AVX2's width; an
   // AVX-512 loop's vector epilogue): LDA's K = 20 has none.
   constexpr int64_t kTail = 4;

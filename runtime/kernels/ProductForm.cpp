@@ -32,7 +32,7 @@ void ppc_copy_n(int64_t n, const double* src, double* dst) {
 }
 
 PPC_ROW_KERNEL void ppc_exp_shifted_n(int64_t n, const double* src, double* dst, double* shift) {
-  const double m = n > 0 ? max8(n, src) : 0.0;
+  const double m = n > 0 ? maxOfLanes(n, [&](int64_t i) { return src[i]; }) : 0.0;
   const int64_t full = n - n % kLanes, rest = n - full;
   for (int64_t i = 0; i < full; ++i) dst[i] = vm::exp(src[i] - m);
   if (rest > 0) {
