@@ -235,24 +235,39 @@ PPC_MATH_INLINE double lgamma_pos(double x) {
   return x > 0.0 ? r : kNaN;
 }
 
+/// digamma_lgamma_pos's first stage: y = x moved to >= kShift, corr the
+/// recurrence's sum of 1/(x+k) and den its product of (x+k) (both for no
+/// steps: 0 and 1, whose log is 0).
+PPC_MATH_INLINE void digammaLgammaShift(double x, double& y, double& corr, double& den) {
+  double num, d;
+  shiftFraction(x, num, d);
+  const bool small = x < kShift;
+  y = small ? x + kShift : x;
+  corr = small ? num / d : 0.0;
+  den = small ? d : 1.0;
+}
+
+/// digamma_lgamma_pos's last stage, from the first's y, corr and the logs of
+/// y and den.
+PPC_MATH_INLINE double digammaLgammaFinish(double x, double y, double corr, double logy, double logden, double& lg) {
+  const double iy = 1.0 / y;
+  const double z = iy * iy;
+  const double r = logy - 0.5 * iy - digammaSeries(z) - corr;
+  const double l = ((y - 0.5) * logy - y) + (kHalfLog2Pi + lgammaSeries(iy, z)) - logden;
+  lg = x > 0.0 ? l : kNaN;
+  return x > 0.0 ? r : kNaN;
+}
+
 /// digamma_pos(x), with lgamma_pos(x) in `lg`: both from one shift and one
 /// log(y) (a Dirichlet's statistics and its entropy's lgamma in one pass,
 /// codegen/EntropySharing.cpp). The same operations in the same order as the
-/// two functions above, so the results are theirs bit for bit (tested).
+/// two functions above, so the results are theirs bit for bit (tested). In
+/// two stages around the logarithms, which a row kernel can run as separate
+/// loops (digammaLgammaRowMinus).
 PPC_MATH_INLINE double digamma_lgamma_pos(double x, double& lg) {
-  double num, den;
-  shiftFraction(x, num, den);
-  const bool small = x < kShift;
-  const double y = small ? x + kShift : x;
-  const double corr = small ? num / den : 0.0;
-  const double lcorr = small ? vm::log(den) : 0.0;
-  const double iy = 1.0 / y;
-  const double z = iy * iy;
-  const double logy = vm::log(y);
-  const double r = logy - 0.5 * iy - digammaSeries(z) - corr;
-  const double l = ((y - 0.5) * logy - y) + (kHalfLog2Pi + lgammaSeries(iy, z)) - lcorr;
-  lg = x > 0.0 ? l : kNaN;
-  return x > 0.0 ? r : kNaN;
+  double y, corr, den;
+  digammaLgammaShift(x, y, corr, den);
+  return digammaLgammaFinish(x, y, corr, vm::log(y), vm::log(den), lg);
 }
 
 /// x shifted by the recurrence to >= kShift: the y of digamma_pos.

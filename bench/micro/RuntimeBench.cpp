@@ -166,6 +166,21 @@ void BM_DirichletElog(benchmark::State& state) {
 }
 BENCHMARK(BM_DirichletElog)->Arg(10000);
 
+// LDA's topics' refresh each iteration: the statistics of 20 rows of V
+// entries with their log normalizers (ppc_dirichlet_stats_lognorm_n: a
+// digamma and an lgamma per entry). Items = entries.
+void BM_DirichletStatsLognorm(benchmark::State& state) {
+  const int64_t K = 20, V = state.range(0);
+  const std::vector<double> eta = uniformVector(K * V, -0.99, 300.0, 12);
+  std::vector<double> stats(static_cast<size_t>(K * V)), lognorm(static_cast<size_t>(K));
+  for (auto _ : state) {
+    ppc_dirichlet_stats_lognorm_n(K, V, eta.data(), stats.data(), lognorm.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * K * V);
+}
+BENCHMARK(BM_DirichletStatsLognorm)->Arg(10473);
+
 }  // namespace
 
 namespace {

@@ -84,13 +84,30 @@ __attribute__((always_inline)) inline double digammaLgammaRowMinus(int64_t K, co
   for (int64_t j = 0; j < kLanes; ++j) in[j] = j < rest ? a[full + j] + offset : (j == rest ? s : 1.0);
   for (int64_t j = 0; j < kLanes; ++j) out[j] = vm::digamma_lgamma_pos(in[j], lg[j]);
   const double ds = out[rest];
+  // The entries in blocks, each in three loops: the shifts, the logarithms,
+  // the series. One loop over digamma_lgamma_pos runs at the latency of its
+  // chain (llvm-mca on znver3: 125 cycles a vector of 4, 51.5 of work); the
+  // shorter loops overlap their iterations (LDA's 20 x 10473 topics: 1.96 ->
+  // 1.62 ms, one AVX2 core). The same operations: the same bits.
+  constexpr int64_t kBlock = 64;
+  static_assert(kBlock % kLanes == 0, "each block starts at accumulator 0");
+  double y[kBlock], corr[kBlock], den[kBlock], logy[kBlock], logden[kBlock];
   double acc[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
-  for (int64_t k = 0; k < full; k += kLanes)
-    for (int64_t j = 0; j < kLanes; ++j) {
-      double l;
-      e[k + j] = vm::digamma_lgamma_pos(a[k + j] + offset, l) - ds;
-      acc[j] += l;
+  for (int64_t k0 = 0; k0 < full; k0 += kBlock) {
+    const int64_t m = full - k0 < kBlock ? full - k0 : kBlock;  // a multiple of kLanes
+    for (int64_t j = 0; j < m; ++j) vm::digammaLgammaShift(a[k0 + j] + offset, y[j], corr[j], den[j]);
+    for (int64_t j = 0; j < m; ++j) {
+      logy[j] = vm::log(y[j]);
+      logden[j] = vm::log(den[j]);
     }
+    for (int64_t j0 = 0; j0 < m; j0 += kLanes)
+      for (int64_t j = 0; j < kLanes; ++j) {
+        double l;
+        const int64_t k = k0 + j0 + j;
+        e[k] = vm::digammaLgammaFinish(a[k] + offset, y[j0 + j], corr[j0 + j], logy[j0 + j], logden[j0 + j], l) - ds;
+        acc[j] += l;
+      }
+  }
   double sum = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
   for (int64_t j = 0; j < rest; ++j) {
     e[full + j] = out[j] - ds;
