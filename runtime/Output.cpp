@@ -255,6 +255,8 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
   nlohmann::ordered_json j;
   j["elbo"] = summary.elbo;
   j["time"] = summary.time;
+  if (summary.elboIterations.size() == summary.elbo.size()) // a batch run (--elbo-every: not every iteration)
+    j["elbo_iterations"] = summary.elboIterations;
   j["iterations"] = summary.iterations;
   j["converged"] = summary.converged;
   j["compile_seconds"] = summary.compileSeconds;

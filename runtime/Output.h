@@ -48,9 +48,12 @@ struct PosteriorTable {
 std::vector<std::string> posteriorColumns(Family f, int64_t dimension);
 
 struct RunSummary {
-  std::vector<double> elbo;  ///< one value per iteration
-  std::vector<double> time;  ///< cumulative seconds at the end of each iteration
+  std::vector<double> elbo;  ///< one value per evaluated iteration (--elbo-every: not all)
+  std::vector<double> time;  ///< cumulative seconds at the end of each of those iterations
+  std::vector<int64_t> elboIterations; ///< which iterations (1-based) those are
   int64_t iterations = 0;
+  /// Cumulative seconds at the end of the last iteration, evaluated or not.
+  double iterationSeconds = 0;
   bool converged = false;
   /// Model text to JIT-ready code (parsing, passes, plan, LLVM, JIT), and
   /// reading and binding the data files (not part of compiling).

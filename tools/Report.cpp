@@ -60,8 +60,14 @@ std::string elboPlot(const rt::RunSummary &s) {
   const bool stochastic = s.stochastic.has_value();
   svg::Plot p(680, 280, 84);
   const size_t n = s.elbo.size();
+  // The iteration of each value (--elbo-every evaluates some only).
+  auto at = [&](size_t i) { return s.elboIterations.size() == n ? double(s.elboIterations[i]) : double(i + 1); };
+  // |relative change| per iteration since the previous value.
+  auto change = [&](size_t i) {
+    return std::abs(s.elbo[i] - s.elbo[i - 1]) / std::max(std::abs(s.elbo[i]), 1e-300) / (at(i) - at(i - 1));
+  };
   p.x.lo = 1;
-  p.x.hi = std::max<double>(2, double(n));
+  p.x.hi = std::max<double>(2, n ? at(n - 1) : 0);
   p.y.lo = p.y.hi = n ? s.elbo[0] : 0;
   for (double e : s.elbo)
     p.y.include(e);
@@ -71,7 +77,7 @@ std::string elboPlot(const rt::RunSummary &s) {
           stochastic ? "step" : "iteration", "ELBO (nats)");
   std::vector<std::pair<double, double>> line;
   for (size_t i = 0; i < n; ++i)
-    line.emplace_back(p.x(double(i + 1)), p.y(s.elbo[i]));
+    line.emplace_back(p.x(at(i)), p.y(s.elbo[i]));
   p.canvas.polyline(line, "#1f77b4");
   std::string out = p.canvas.str(stochastic ? "ELBO estimates" : "ELBO trace");
   // The inset: |relative change| per iteration, log scale.
@@ -82,9 +88,9 @@ std::string elboPlot(const rt::RunSummary &s) {
   inset.y.log = true;
   inset.y.lo = 1e300;
   inset.y.hi = 0;
-  std::vector<std::pair<double, double>> change;
+  std::vector<std::pair<double, double>> changes;
   for (size_t i = 1; i < n; ++i) {
-    double c = std::abs(s.elbo[i] - s.elbo[i - 1]) / std::max(std::abs(s.elbo[i]), 1e-300);
+    double c = change(i);
     if (c > 0 && std::isfinite(c)) {
       inset.y.lo = std::min(inset.y.lo, c);
       inset.y.hi = std::max(inset.y.hi, c);
@@ -99,11 +105,11 @@ std::string elboPlot(const rt::RunSummary &s) {
     inset.y.to = inset.innerTop();
     inset.frame("relative change (log scale)", stochastic ? "step" : "iteration", "|change|");
     for (size_t i = 1; i < n; ++i) {
-      double c = std::abs(s.elbo[i] - s.elbo[i - 1]) / std::max(std::abs(s.elbo[i]), 1e-300);
+      double c = change(i);
       if (c > 0 && std::isfinite(c))
-        change.emplace_back(inset.x(double(i + 1)), inset.y(c));
+        changes.emplace_back(inset.x(at(i)), inset.y(c));
     }
-    inset.canvas.polyline(change, "#d62728");
+    inset.canvas.polyline(changes, "#d62728");
     out += inset.canvas.str("relative ELBO change per iteration, log scale");
   }
   return "<div class=\"plots\">" + out + "</div>";

@@ -302,6 +302,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   options["engine"] = flags.engine;
   options["iters"] = std::to_string(flags.run.maxIterations);
   options["tol"] = ir::formatDouble(flags.run.tolerance);
+  options["elbo_every"] = std::to_string(flags.run.elboEvery);
   options["seed"] = std::to_string(flags.run.seed);
   options["threads"] = std::to_string(flags.threads);
   options["l2_cache_bytes"] = std::to_string(plan->l2CacheBytes);
@@ -515,6 +516,11 @@ static int ppcMain(int argc, char **argv) {
       ->check(CLI::Range(int64_t(1), int64_t(100000000)));
   app.add_option("--tol", run.run.tolerance, "stop when the relative ELBO change is below this (default 1e-6)")
       ->check(kFiniteNonNegative);
+  app.add_option("--elbo-every", run.run.elboEvery,
+                 "evaluate the ELBO every this many iterations and at the last (default 1; 0: at the last only), "
+                 "as scikit-learn's evaluate_every or gensim's eval_every: the iterations between skip its terms; "
+                 "--tol compares the change per iteration between evaluations; the posteriors are the same")
+      ->check(CLI::Range(int64_t(0), int64_t(100000000)));
   app.add_option("--seed", run.run.seed, "seed of the random initialization (default 0)")->check(kSeed);
   app.add_option("--threads", run.threads,
                  "threads for the outermost data plate's elements (default 1); the result depends only on this "
@@ -604,7 +610,7 @@ static int ppcMain(int argc, char **argv) {
     if (!svi && app.count(flag))
       return usageError(std::string(flag) + " sets up a stochastic run, which needs --svi");
   if (svi) {
-    for (const char *flag : {"--iters", "--tol", "--init", "--given", "--emit"})
+    for (const char *flag : {"--iters", "--tol", "--elbo-every", "--init", "--given", "--emit"})
       if (app.count(flag))
         return usageError(std::string("--svi runs --epochs passes over the stream; ") + flag +
                           " is for batch runs" + (std::string(flag) == "--emit" ? " (drop --svi to see a level)" : ""));

@@ -98,6 +98,8 @@ bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::strin
     j["seed"] = seed;
     j["elbo"] = summary.elbo;
     j["time"] = summary.time;
+    j["elbo_iterations"] = summary.elboIterations;
+    j["iteration_seconds"] = summary.iterationSeconds;
     j["checksum"] = hex(checksum(manifestBody(j)));
     ok = rt::writeFileAtomically((fs::path(dir_) / "checkpoint.json").string(), j.dump(1) + "\n", error);
   }
@@ -209,8 +211,21 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
     summary.elbo = j.at("elbo").get<std::vector<double>>();
     summary.time = j.at("time").get<std::vector<double>>();
     summary.iterations = iteration;
-    if (int64_t(summary.elbo.size()) != iteration || summary.time.size() != summary.elbo.size())
+    if (j.contains("elbo_iterations")) { // --elbo-every: the evaluated iterations
+      summary.elboIterations = j.at("elbo_iterations").get<std::vector<int64_t>>();
+      summary.iterationSeconds = j.at("iteration_seconds").get<double>();
+    } else { // a checkpoint from before --elbo-every: every iteration
+      summary.elboIterations.clear();
+      for (size_t i = 0; i < summary.elbo.size(); ++i)
+        summary.elboIterations.push_back(int64_t(i) + 1);
+      summary.iterationSeconds = summary.time.empty() ? 0 : summary.time.back();
+    }
+    if (summary.time.size() != summary.elbo.size() || summary.elboIterations.size() != summary.elbo.size())
       throw std::runtime_error("trace");
+    for (size_t i = 0; i < summary.elboIterations.size(); ++i)
+      if (summary.elboIterations[i] <= (i ? summary.elboIterations[i - 1] : 0) ||
+          summary.elboIterations[i] > iteration)
+        throw std::runtime_error("trace");
     seed = j.at("seed").get<uint64_t>();
   } catch (const std::exception &) {
     error = "'" + manifestPath + "' is not a ppc checkpoint manifest (damaged?)";

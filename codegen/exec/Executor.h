@@ -121,6 +121,13 @@ struct RunOptions {
   /// last values instead (restarts find better optima early, but only
   /// coordinate ascent never decreases the ELBO).
   double restartUntil = 1e-4;
+  /// Evaluate the ELBO every this many iterations and at the last (0: at
+  /// the last only). The iterations between skip the ELBO block and the
+  /// iteration block's own ELBO terms (Plan::elboSwitch), and record
+  /// nothing; the tolerance, the restart switch and the check that the
+  /// ELBO does not decrease use the change per iteration between the
+  /// evaluated ones. The posteriors do not depend on it.
+  int64_t elboEvery = 1;
   /// Checked after each iteration: when set, the run stops there (Ctrl-C in
   /// the REPL), keeping the state of the last finished iteration.
   const std::atomic<bool> *interrupt = nullptr;
@@ -134,6 +141,7 @@ struct RunOptions {
 
 struct IterationReport {
   int64_t iteration = 0; ///< 1-based
+  /// change: relative, per iteration since the last evaluated one.
   double elbo = 0, change = 0, seconds = 0;
 };
 

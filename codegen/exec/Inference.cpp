@@ -54,6 +54,8 @@ bool Inference::initialize(Engine &engine, uint64_t seed, const std::map<std::st
     doubles_[size_t(plan_.localRestart)][0] = 1.0;
   if (plan_.randomLocals >= 0)
     doubles_[size_t(plan_.randomLocals)][0] = drawRandomLocals ? 1.0 : 0.0;
+  if (plan_.elboSwitch >= 0)
+    doubles_[size_t(plan_.elboSwitch)][0] = 1.0;
   // The user's posteriors (--init, --given), before the init block, which
   // reads them and leaves them alone.
   for (const Posterior &post : plan_.posteriors) {
@@ -92,18 +94,41 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
                     const std::function<void(const IterationReport &)> &progress, std::string &error) {
   auto start = std::chrono::steady_clock::now();
   double previous = summary.elbo.empty() ? 0 : summary.elbo.back();
-  double earlier = summary.time.empty() ? 0 : summary.time.back(); // seconds before a resumed run
+  // The iteration of the last evaluated ELBO (0: none yet), and the seconds
+  // before a resumed run.
+  int64_t evaluated = summary.elboIterations.empty() ? int64_t(summary.elbo.size()) : summary.elboIterations.back();
+  double earlier = summary.iterationSeconds;
   for (int64_t it = summary.iterations + 1; it <= opts.maxIterations; ++it) {
-    double value = iterate(engine);
+    const bool evaluate = it == opts.maxIterations || plan_.onePass || (opts.elboEvery > 0 && it % opts.elboEvery == 0);
+    if (plan_.elboSwitch >= 0)
+      doubles_[size_t(plan_.elboSwitch)][0] = evaluate ? 1.0 : 0.0;
+    double value = 0;
+    if (evaluate)
+      value = iterate(engine);
+    else
+      engine.runBlock(Plan::Iteration, bases_.data());
     double seconds = earlier + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    summary.iterations = it;
+    summary.iterationSeconds = seconds;
+    if (!evaluate) {
+      if (opts.interrupt && opts.interrupt->load())
+        break;
+      if (opts.afterIteration && !opts.afterIteration(summary, error))
+        return false;
+      continue;
+    }
     IterationReport r;
     r.iteration = it;
     r.elbo = value;
     r.seconds = seconds;
-    r.change = it == 1 ? 0 : (value - previous) / std::max(std::abs(value), 1e-300);
+    // Relative, per iteration since the last evaluated ELBO.
+    r.change = evaluated == 0 ? 0
+                              : (value - previous) / std::max(std::abs(value), 1e-300) / double(it - evaluated);
+    const bool first = evaluated == 0;
+    evaluated = it;
     summary.elbo.push_back(value);
     summary.time.push_back(seconds);
-    summary.iterations = it;
+    summary.elboIterations.push_back(it);
     if (progress)
       progress(r);
     if (!std::isfinite(value)) {
@@ -123,7 +148,7 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
               "precision (check the data's weights and counts)";
       return false;
     }
-    if (it > 1 && r.change < -opts.decreaseTolerance) {
+    if (!first && r.change < -opts.decreaseTolerance) {
       char buf[256];
       std::snprintf(buf, sizeof buf,
                     "the ELBO decreased at iteration %lld: %.17g -> %.17g (relative %.3g); variational message "
@@ -132,7 +157,7 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
       error = buf;
       return false;
     }
-    if ((it > 1 && std::abs(r.change) < opts.tolerance) || plan_.onePass) {
+    if ((!first && std::abs(r.change) < opts.tolerance) || plan_.onePass) {
       summary.converged = true;
       previous = value;
       break;
@@ -140,7 +165,7 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
     previous = value;
     if (opts.interrupt && opts.interrupt->load())
       break;
-    if (it > 1 && plan_.localRestart >= 0 && std::abs(r.change) < opts.restartUntil)
+    if (!first && plan_.localRestart >= 0 && std::abs(r.change) < opts.restartUntil)
       doubles_[size_t(plan_.localRestart)][0] = 0.0; // from now on, strict coordinate ascent
     if (opts.afterIteration && !opts.afterIteration(summary, error))
       return false;

@@ -81,6 +81,7 @@ bool PlanBuilder::emitCaseSumElbo(const Op &loop, std::vector<Stmt> &out, Env &e
                        ptrArg(pp.statsT, p_.mul(x, p_.intConst(pp.elements)))},
                       "E log p(" + factor->result()->name + "), all cases");
   c.result = Stmt::Result::Elbo;
+  c.elboOnly = true;
   c.scale = times(w, repl);
   out.push_back(std::move(c));
   return true;
@@ -194,6 +195,7 @@ void PlanBuilder::emitFactorElbo(const Op &f, std::vector<Stmt> &out, Env &env, 
   if (!call)
     return;
   call->result = Stmt::Result::Elbo;
+  call->elboOnly = true;
   call->scale = replUsed ? w : times(w, repl);
   call->note = "E log p(" + f.result()->name + ")";
   out.push_back(std::move(*call));
@@ -203,6 +205,7 @@ void PlanBuilder::emitFactorElbo(const Op &f, std::vector<Stmt> &out, Env &env, 
     if (!h)
       return;
     h->result = Stmt::Result::Elbo;
+    h->elboOnly = true;
     h->scale = times(w, repl);
     h->note = "H q(" + f.result()->name + ")";
     out.push_back(std::move(*h));

@@ -134,6 +134,10 @@ struct Stmt {
   /// buffer[index] (Slot) or multiplied into it (SlotProduct, no scale).
   enum class Result : uint8_t { Discard, Elbo, Slot, SlotProduct } result = Result::Discard;
   ExprId scale = kNoExpr; ///< the result is multiplied by this double (kNoExpr: 1)
+  /// An ELBO term and nothing else (Result::Elbo, no output but its value):
+  /// iterations that do not evaluate the ELBO (--elbo-every) skip it
+  /// (codegen/transforms/ElboGuards.cpp). Set where such a term is made.
+  bool elboOnly = false;
   // Zero, ExitBelow and Slot results
   int32_t buffer = -1;
   ExprId index = kNoExpr;
@@ -227,6 +231,10 @@ struct Plan {
   /// (a stochastic run's later batches, whose locals restart from their
   /// priors: LDA K = 100 draws 100 numbers per token).
   int32_t randomLocals = -1;
+  /// A switch (one double, -1: none) of the iteration block's ELBO terms
+  /// (codegen/transforms/ElboGuards.cpp): 1 computes them (the default), 0
+  /// skips them in an iteration whose ELBO is not evaluated (--elbo-every).
+  int32_t elboSwitch = -1;
   int32_t elementOffsets = -1;
   /// With a partitioned plate: the buffers holding the state of the
   /// variables outside it (the globals' posteriors, their tables and the

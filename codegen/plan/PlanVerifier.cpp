@@ -97,6 +97,8 @@ private:
     if (!s.kernel)
       return bad("a call without a kernel");
     const std::string where = "call of " + std::string(s.kernel->name);
+    if (s.elboOnly && s.result != Stmt::Result::Elbo)
+      return bad(where + ": marked an ELBO term only, but its result does not go to the ELBO");
     const std::string_view sig = s.kernel->signature;
     if (sig.size() != s.args.size() + 1)
       return bad(where + ": " + std::to_string(s.args.size()) + " arguments for a kernel of " +
@@ -178,6 +180,8 @@ private:
 
   bool body(const std::vector<Stmt> &stmts) {
     for (const Stmt &s : stmts) {
+      if (s.elboOnly && s.kind != Stmt::Kind::Call)
+        return bad("a statement other than a call marked an ELBO term only");
       switch (s.kind) {
       case Stmt::Kind::Loop:
         if (!loop(s))

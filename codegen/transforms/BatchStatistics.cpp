@@ -262,6 +262,7 @@ private:
     if (m->kernel.elbo) {
       latent = call(m->kernel.latent, std::move(args), c.note + " (from weighted means)");
       latent.result = Stmt::Result::Elbo;
+      latent.elboOnly = c.elboOnly;
       latent.scale = total;
     } else {
       args.push_back(doubleArg(total));

@@ -312,6 +312,7 @@ private:
                           m->call->args[4]},
                          m->call->note + " (from weighted means)");
       latent.result = Stmt::Result::Elbo;
+      latent.elboOnly = m->call->elboOnly;
       latent.scale = p_.loadDouble(totals, k);
       after.push_back(perCase(o, std::move(latent)));
     }

@@ -132,6 +132,7 @@ private:
     first.expr = p_.intConst(0);
     after.args = {n, first, *w};
     after.result = Stmt::Result::Elbo;
+    after.elboOnly = true;
     after.note = "the log normalizers of the loop above";
     ++batched;
     return after;

@@ -88,6 +88,10 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        "exponentials without the logarithms, and the statistics once after the loop",
        deferLoopStatistics},
       {"parallel-zero", "large top-level zero-fills become parallel loops over blocks", parallelizeLargeZeros},
+      {"skip-elbo",
+       "the iteration block's statements that only add a term to the ELBO run under a switch, which iterations "
+       "that do not evaluate the ELBO (--elbo-every) turn off",
+       guardElboTerms},
   };
   return passes;
 }

@@ -125,4 +125,9 @@ int prefetchIndexedRows(Plan &p);
 /// over blocks (ParallelZero.cpp).
 int parallelizeLargeZeros(Plan &p);
 
+/// The iteration block's statements that only add a term to the ELBO run
+/// under a switch (the buffer Plan::elboSwitch) that iterations which do
+/// not evaluate the ELBO turn off (ElboGuards.cpp, --elbo-every).
+int guardElboTerms(Plan &p);
+
 } // namespace ppc::codegen

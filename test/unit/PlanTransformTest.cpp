@@ -1040,6 +1040,12 @@ TEST(PlanVerifier, CatchesEachKindOfBrokenPlan) {
               pp.p.blocks[Plan::Final].push_back(exit);
             }).find("final block: an exit outside any loop"),
             std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) { innerCall(pp).elboOnly = true; }) // its result is discarded
+                .find("marked an ELBO term only, but its result does not go to the ELBO"),
+            std::string::npos);
+  EXPECT_NE(broken([&](ProductPlan &pp) { pp.p.blocks[Plan::Iteration][0].elboOnly = true; })
+                .find("a statement other than a call marked an ELBO term only"),
+            std::string::npos);
   EXPECT_NE(broken([&](ProductPlan &pp) { pp.p.buffers[size_t(pp.a)].doubles = {1.0}; })
                 .find("buffer a has 1 initial values for 4 entries"),
             std::string::npos);
