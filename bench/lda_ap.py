@@ -10,7 +10,9 @@ evaluator, `lda_bound`: scikit-learn's variational bound (the ELBO with the
 per-token indicators at their optimum for the given lambda and gamma), per
 token. ppc's own ELBO trace (per iteration, indicators as its schedule left
 them, so never above the bound) gives its time to reach scikit-learn's final
-quality.
+quality; like for like with scikit-learn's fit, which evaluates no bound, the
+same number of iterations is timed again with ppc's ELBO at the last only
+(--elbo-every 0), and that run's result is scored too.
 
 Needs Debian's python3-sklearn and python3-gensim (only /usr/bin/python3
 sees them). Model: K = 20, alpha = 0.1, beta = 0.01 (issue 6).
@@ -73,12 +75,12 @@ def lda_bound(X, lam, gam):
     return total
 
 
-def run_ppc(X, threads, seed, iters, cpu=None):
+def run_ppc(X, threads, seed, iters, cpu=None, extra=()):
     out = tempfile.mkdtemp(prefix="ppc_bench_")
     shutil.rmtree(out)
     cmd = [PPC, os.path.join(ROOT, "examples", "lda.ppl"), "-p", f"V={X.shape[1]}", "--infer", DATA,
            "--map", "theta=doc", "--map", "x=word", "--weight", "count", "--iters", str(iters), "--tol", "0",
-           "--seed", str(seed), "--threads", str(threads), "--out", out, "-q"] + peers.ppc_cpu_args(cpu)
+           "--seed", str(seed), "--threads", str(threads), "--out", out, "-q"] + peers.ppc_cpu_args(cpu) + list(extra)
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
@@ -169,9 +171,30 @@ def main():
           f"final bound {final:.4f} nats/token (own ELBO {own:.4f})")
     if all(h is not None for h in reach):
         t = statistics.median(reach)
-        print(f"ppc reaches scikit-learn's final bound after {t:.2f} s (init included): {sk_time / t:.1f}x sooner")
-        peers.goal(f"LDA on AP, K = 20: time to scikit-learn's bound >= 25x sooner ({sk_time / t:.1f}x, "
-                   f"{args.threads} thread(s))", sk_time / t >= 25)
+        print(f"ppc reaches scikit-learn's final bound after {t:.2f} s (init included, its ELBO evaluated every "
+              f"iteration): {sk_time / t:.1f}x sooner")
+        # Like for like: scikit-learn's fit evaluates no bound (evaluate_every
+        # = -1; lda_bound scores its result afterwards, untimed). So does ppc
+        # here: each run's iterations to the bound, run again with the ELBO at
+        # the last iteration only (--elbo-every 0: the same posteriors),
+        # timed, and its result scored by lda_bound.
+        quiet = []
+        for seed, r in enumerate(runs):
+            n = next(i + 1 for i, e in enumerate(r["trace"]) if e >= target)
+            quiet.append((n, run_ppc(X, args.threads, seed, n, args.cpu, ["--elbo-every", "0"])))
+        if any("error" in q for _, q in quiet):
+            print(f"ppc --elbo-every 0: {next(q['error'] for _, q in quiet if 'error' in q)}")
+            return 1
+        t_quiet = statistics.median(q["time"][-1] for _, q in quiet)
+        lowest = min(q["bound"] for _, q in quiet) / tokens
+        reached = lowest >= sk_bound
+        print(f"ppc, the same iterations ({statistics.median(n for n, _ in quiet):.0f}) with its ELBO at the last "
+              f"only, as scikit-learn's fit: {t_quiet:.2f} s (init included): {sk_time / t_quiet:.1f}x sooner; "
+              f"its bound {lowest:.4f} nats/token in the worst run ({'at least' if reached else 'BELOW'} "
+              f"scikit-learn's)")
+        peers.goal(f"LDA on AP, K = 20: time to scikit-learn's bound >= 25x sooner, like for like ({sk_time / t_quiet:.1f}x; "
+                   f"{sk_time / t:.1f}x with ppc's ELBO every iteration; {args.threads} thread(s))",
+                   reached and sk_time / t_quiet >= 25)
     else:
         print(f"ppc did not reach scikit-learn's final bound within {args.ppc_iters} iterations in every run")
         peers.goal("LDA on AP, K = 20: ppc reaches scikit-learn's bound", False)

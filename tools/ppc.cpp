@@ -212,6 +212,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   int64_t &l2CacheBytes = planOptions.lowering.l2CacheBytes;
   planOptions.lowering.partitionedPlate = partitioned;
   planOptions.lowering.threads = flags.threads;
+  planOptions.lowering.elboEveryIteration = flags.run.elboEvery == 1;
   if (gComm) // the variables some process misses values of (each process asks for each)
     for (const auto &[v, bv] : data->variables)
       if (!gComm->allOk(bv.missing.empty()))

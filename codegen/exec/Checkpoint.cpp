@@ -175,7 +175,8 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
     }
     std::string otherRun = "the checkpoint in '" + dir_ +
                            "' belongs to another model, data or schedule options (its plan differs); resume with the "
-                           "command that wrote it (its --threads, and its --l2-cache if it gave one)";
+                           "command that wrote it (its --threads, whether its --elbo-every was 1, and its --l2-cache if it gave "
+                           "one)";
     if (rank == 0 && j.at("fingerprint").get<std::string>() != hex(fingerprint_)) {
       error = otherRun;
       return false;

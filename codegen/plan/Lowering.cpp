@@ -183,6 +183,7 @@ std::unique_ptr<Plan> lowerSchedule(const ir::Module &m, const ir::Evaluation &e
     return nullptr;
   plan->l2CacheBytes = options.l2CacheBytes > 0 ? options.l2CacheBytes : hostL2CacheBytes();
   plan->threads = options.threads > 0 ? options.threads : 1;
+  plan->elboEveryIteration = options.elboEveryIteration;
   return plan;
 }
 

@@ -42,6 +42,10 @@ struct LoweringOptions {
   /// that split one call into calls that run at once (CaseSplitting.cpp);
   /// the numbers computed never depend on it.
   int64_t threads = 1;
+  /// Whether every iteration evaluates the ELBO (--elbo-every 1): where not,
+  /// statistics do not also compute what only the ELBO block reads at a
+  /// cost of their own (EntropySharing.cpp).
+  bool elboEveryIteration = true;
   /// Latent variables whose posteriors start from the user's values
   /// (--init): not drawn at random by the init block.
   std::set<std::string> userInitialized;

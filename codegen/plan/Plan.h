@@ -246,6 +246,8 @@ struct Plan {
   int64_t l2CacheBytes = 0;
   /// The threads it was planned for (LoweringOptions::threads).
   int64_t threads = 1;
+  /// Whether every iteration evaluates the ELBO (LoweringOptions::elboEveryIteration).
+  bool elboEveryIteration = true;
   /// Every iteration repeats the first (a nested schedule with nothing
   /// outside its local loop: every global given): one iteration is the run.
   bool onePass = false;

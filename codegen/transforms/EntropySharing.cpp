@@ -47,17 +47,23 @@ struct SharedKernels {
   const char *stats, *statsShared, *entropy, *entropyShared;
   const char *buffer;                      ///< the shared values' buffer: <posterior>.<buffer>
   const char *statsNote, *entropyNote;
+  /// The shared values cost the statistics work of their own (a Dirichlet's
+  /// log normalizers: an lgamma per entry), which iterations that do not
+  /// evaluate the ELBO would do for nothing: shared only where every
+  /// iteration evaluates it (--elbo-every 1). A log-determinant comes from
+  /// the Cholesky factor the statistics compute anyway.
+  bool ownCost;
 };
 constexpr SharedKernels kShared[] = {
     {Family::Dirichlet, "ppc_dirichlet_stats_n", "ppc_dirichlet_stats_lognorm_n", "ppc_dirichlet_entropy_n",
      "ppc_dirichlet_entropy_lognorm_n", "lognorm", " (and its rows' log normalizers)",
-     " (from the log normalizers of its statistics)"},
+     " (from the log normalizers of its statistics)", true},
     {Family::MvGaussian, "ppc_mvgaussian_stats_n", "ppc_mvgaussian_stats_logdet_n", "ppc_mvgaussian_entropy_n",
      "ppc_mvgaussian_entropy_logdet_n", "logdet", " (and its rows' log-determinants)",
-     " (from the log-determinants of its statistics)"},
+     " (from the log-determinants of its statistics)", false},
     {Family::Wishart, "ppc_wishart_stats_n", "ppc_wishart_stats_logdet_n", "ppc_wishart_entropy_n",
      "ppc_wishart_entropy_logdet_n", "logdet", " (and its rows' log-determinants)",
-     " (from the log-determinants of its statistics)"},
+     " (from the log-determinants of its statistics)", false},
 };
 
 /// A call of `kernel(n, K, &eta[..][, &stats[..]])` on whole rows (each
@@ -154,6 +160,8 @@ public:
 
 private:
   int run(const SharedKernels &k) {
+    if (k.ownCost && !p_.elboEveryIteration)
+      return 0;
     int changed = 0;
     std::vector<Stmt> &elbo = p_.blocks[Plan::Elbo], &iteration = p_.blocks[Plan::Iteration];
     for (auto &elboSite : sitesIn(p_, elbo, k.entropy, k.family)) {

@@ -2,9 +2,11 @@
 
     elbo_every.py EVERY_DIR FULL_DIR ITERATIONS...
 
-The posteriors are the same bits; EVERY_DIR's ELBO trace holds the values
-of FULL_DIR's at exactly ITERATIONS (summary.json's elbo_iterations), the
-same bits too: skipping the ELBO's terms changes nothing else.
+The posteriors are the same bits: skipping the ELBO's terms changes nothing
+else. EVERY_DIR's ELBO trace holds the values of FULL_DIR's at exactly
+ITERATIONS (summary.json's elbo_iterations), to 1e-12 relative: with
+--elbo-every N > 1 a Dirichlet's entropy is computed in the ELBO block
+instead of shared with its statistics (the same terms, summed apart).
 """
 import json
 import os
@@ -28,7 +30,7 @@ def main():
     if len(se["elbo"]) != len(expected) or len(se["time"]) != len(expected):
         sys.exit("a value or a time per evaluated iteration")
     for it, value in zip(expected, se["elbo"]):
-        if value != sf["elbo"][it - 1]:
+        if abs(value - sf["elbo"][it - 1]) > 1e-12 * abs(value):
             sys.exit(f"iteration {it}: ELBO {value!r}, every iteration gives {sf['elbo'][it - 1]!r}")
     if se["iterations"] != sf["iterations"]:
         sys.exit("different numbers of iterations")
