@@ -73,7 +73,10 @@ std::string elboPlot(const rt::RunSummary &s) {
     p.y.include(e);
   if (p.y.hi == p.y.lo)
     p.y.hi = p.y.lo + 1;
-  p.frame(stochastic ? "ELBO estimate of each step (whole data, from its batch)" : "ELBO after each iteration",
+  const bool everyIteration = n == 0 || at(n - 1) == double(n);
+  p.frame(stochastic       ? "ELBO estimate of each step (whole data, from its batch)"
+          : everyIteration ? "ELBO after each iteration"
+                           : "ELBO at the iterations that evaluated it (--elbo-every)",
           stochastic ? "step" : "iteration", "ELBO (nats)");
   std::vector<std::pair<double, double>> line;
   for (size_t i = 0; i < n; ++i)
