@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/plan/PlanBuilder.h"
+#include "codegen/plan/PlanEdits.h"
 
 #include "runtime/Symbols.h"
 
@@ -40,25 +41,8 @@ Stmt PlanBuilder::guardRandomLocal(const Posterior &post, Stmt draw) {
     return draw;
   if (p_.randomLocals < 0)
     p_.randomLocals = addBuffer("random.locals", false, 1);
-  Stmt guard = whileSwitchedOn(p_.randomLocals, "random starts of the locals while random.locals is on");
+  Stmt guard = edit::whileSwitchedOn(p_, p_.randomLocals, "random starts of the locals while random.locals is on");
   guard.body.push_back(std::move(draw));
-  return guard;
-}
-
-/// A loop of one iteration that its body runs in only while the switch (a
-/// double buffer of one entry) is 1: its first statement leaves it at 0.
-Stmt PlanBuilder::whileSwitchedOn(int32_t flag, std::string note) {
-  Stmt guard;
-  guard.kind = Stmt::Kind::Loop;
-  guard.var = newVar();
-  guard.bound = p_.intConst(1);
-  guard.note = std::move(note);
-  Stmt off;
-  off.kind = Stmt::Kind::ExitBelow;
-  off.buffer = flag;
-  off.index = p_.intConst(0);
-  off.threshold = 0.5;
-  guard.body.push_back(std::move(off));
   return guard;
 }
 

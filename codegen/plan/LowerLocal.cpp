@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/plan/PlanBuilder.h"
+#include "codegen/plan/PlanEdits.h"
 
 #include "runtime/Symbols.h"
 
@@ -91,7 +92,7 @@ void PlanBuilder::emitFused(const Op &op, std::vector<Stmt> &out, Context &ctx) 
       // restarts help early and only coordinate ascent is monotone.
       if (p_.localRestart < 0)
         p_.localRestart = addBuffer("local.restart", false, 1);
-      Stmt guard = whileSwitchedOn(p_.localRestart, "restart the element's locals while local.restart is on");
+      Stmt guard = edit::whileSwitchedOn(p_, p_.localRestart, "restart the element's locals while local.restart is on");
       emitRestart(op, guard.body, inner);
       loop.body.push_back(std::move(guard));
     }

@@ -88,7 +88,6 @@ private:
   void markDistributedLoops();
   void recordGlobalState();
   Stmt guardRandomLocal(const Posterior &post, Stmt draw);
-  Stmt whileSwitchedOn(int32_t flag, std::string note);
   void fail(SourceRange where, const std::string &msg);
 
   // ---- Layout.cpp: buffers, plates and flat indices, posteriors, data ----

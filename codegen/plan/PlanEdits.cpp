@@ -23,6 +23,21 @@ Stmt zeroFill(int32_t buffer, ExprId index, int64_t count) {
   return z;
 }
 
+Stmt whileSwitchedOn(Plan &p, int32_t flag, std::string note) {
+  Stmt guard;
+  guard.kind = Stmt::Kind::Loop;
+  guard.var = p.loopVars++;
+  guard.bound = p.intConst(1);
+  guard.note = std::move(note);
+  Stmt off;
+  off.kind = Stmt::Kind::ExitBelow;
+  off.buffer = flag;
+  off.index = p.intConst(0);
+  off.threshold = 0.5;
+  guard.body.push_back(std::move(off));
+  return guard;
+}
+
 Arg intArg(ExprId e) {
   Arg a;
   a.kind = Arg::Kind::Int;

@@ -21,6 +21,9 @@ namespace ppc::codegen::edit {
 Stmt kernelCall(std::string_view kernel, std::vector<Arg> args, std::string note);
 /// buffer[index .. index + count) = 0.
 Stmt zeroFill(int32_t buffer, ExprId index, int64_t count);
+/// `for g < 1 { exit loop if flag[0] < 0.5 }`: the statements added to its
+/// body run only while the switch `flag` (one double) is on.
+Stmt whileSwitchedOn(Plan &p, int32_t flag, std::string note);
 Arg intArg(ExprId e);
 Arg doubleArg(ExprId e);
 /// &buffer[index].

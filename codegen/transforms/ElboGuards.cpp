@@ -53,18 +53,7 @@ private:
   Stmt switchedOn() {
     if (p_.elboSwitch < 0)
       p_.elboSwitch = edit::addBuffer(p_, "elbo.on", 1);
-    Stmt guard;
-    guard.kind = Stmt::Kind::Loop;
-    guard.var = p_.loopVars++;
-    guard.bound = p_.intConst(1);
-    guard.note = "the ELBO's own terms, in iterations that evaluate it (elbo.on)";
-    Stmt off;
-    off.kind = Stmt::Kind::ExitBelow;
-    off.buffer = p_.elboSwitch;
-    off.index = p_.intConst(0);
-    off.threshold = 0.5;
-    guard.body.push_back(std::move(off));
-    return guard;
+    return edit::whileSwitchedOn(p_, p_.elboSwitch, "the ELBO's own terms, in iterations that evaluate it (elbo.on)");
   }
 
   Plan &p_;
