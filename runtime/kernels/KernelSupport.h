@@ -187,59 +187,75 @@ typedef double SpdVec __attribute__((vector_size(4 * sizeof(double))));
 #define PPC_SPD_LOAD(p) ({ SpdVec v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define PPC_SPD_STORE(p, v) do { SpdVec v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); } while (0)
 
-/// columnSums' N vectors of 4 columns from c, summed side by side.
-template <bool Subtract, int N, class First, class Coef>
-__attribute__((always_inline)) inline void columnVectors(const double* M, int64_t D, int64_t c, const double* init,
-                                                         double* out, First first, int64_t last, Coef coef) {
-  SpdVec a[N] = {};
-  if (init)
-    for (int v = 0; v < N; ++v) a[v] = PPC_SPD_LOAD(init + c + 4 * v);
+/// Where columnSums puts its sums: P rows at once (1 or 2), each its own
+/// initial values (or none: +0) and output row.
+template <int P> struct SpdRows {
+  const double* init[P];
+  double* out[P];
+};
+
+/// columnSums' N vectors of 4 columns from c for each of its P rows, summed
+/// side by side: M's rows are loaded once for all P.
+template <bool Subtract, int N, int P, class First, class Coef>
+__attribute__((always_inline)) inline void columnVectors(const double* M, int64_t D, int64_t c, const SpdRows<P>& rows,
+                                                         First first, int64_t last, Coef coef) {
+  SpdVec a[P][N] = {};
+  for (int p = 0; p < P; ++p)
+    if (rows.init[p])
+      for (int v = 0; v < N; ++v) a[p][v] = PPC_SPD_LOAD(rows.init[p] + c + 4 * v);
   for (int64_t r = first(c); r < last; ++r) {
-    const double f = coef(r);
-    for (int v = 0; v < N; ++v)
-      a[v] = Subtract ? a[v] - f * PPC_SPD_LOAD(M + r * D + c + 4 * v) : a[v] + f * PPC_SPD_LOAD(M + r * D + c + 4 * v);
+    double f[P];
+    for (int p = 0; p < P; ++p) f[p] = coef(p, r);
+    for (int v = 0; v < N; ++v) {
+      const SpdVec m = PPC_SPD_LOAD(M + r * D + c + 4 * v);
+      for (int p = 0; p < P; ++p) a[p][v] = Subtract ? a[p][v] - f[p] * m : a[p][v] + f[p] * m;
+    }
   }
-  for (int v = 0; v < N; ++v) PPC_SPD_STORE(out + c + 4 * v, a[v]);
+  for (int p = 0; p < P; ++p)
+    for (int v = 0; v < N; ++v) PPC_SPD_STORE(rows.out[p] + c + 4 * v, a[p][v]);
 }
 
 /// columnSums' last N (< 4) columns from c, summed side by side.
-template <bool Subtract, int N, class First, class Coef>
-__attribute__((always_inline)) inline void columnScalars(const double* M, int64_t D, int64_t c, const double* init,
-                                                         double* out, First first, int64_t last, Coef coef) {
-  double x[N];
-  for (int j = 0; j < N; ++j) x[j] = init ? init[c + j] : 0.0;
-  for (int64_t r = first(c); r < last; ++r) {
-    const double f = coef(r);
-    for (int j = 0; j < N; ++j) x[j] = Subtract ? x[j] - f * M[r * D + c + j] : x[j] + f * M[r * D + c + j];
-  }
-  for (int j = 0; j < N; ++j) out[c + j] = x[j];
+template <bool Subtract, int N, int P, class First, class Coef>
+__attribute__((always_inline)) inline void columnScalars(const double* M, int64_t D, int64_t c, const SpdRows<P>& rows,
+                                                         First first, int64_t last, Coef coef) {
+  double x[P][N];
+  for (int p = 0; p < P; ++p)
+    for (int j = 0; j < N; ++j) x[p][j] = rows.init[p] ? rows.init[p][c + j] : 0.0;
+  for (int64_t r = first(c); r < last; ++r)
+    for (int p = 0; p < P; ++p) {
+      const double f = coef(p, r);
+      for (int j = 0; j < N; ++j)
+        x[p][j] = Subtract ? x[p][j] - f * M[r * D + c + j] : x[p][j] + f * M[r * D + c + j];
+    }
+  for (int p = 0; p < P; ++p)
+    for (int j = 0; j < N; ++j) rows.out[p][c + j] = x[p][j];
 }
 
-/// out[c] = init[c] (or +0 without init) -/+ sum_r coef(r) M[r D + c] for
-/// the columns c in [c0, c1), each entry's sum in increasing r from
-/// first(b) to last - 1, b the first column of the block it is computed in
-/// (16 columns in registers, then the rest's vectors of 4 together, then its
-/// last columns together): the rows before an entry's own first must hold
-/// zeros there (they add +0 to a sum at +0).
-template <bool Subtract, class First, class Coef>
+/// out_p[c] = init_p[c] (or +0 without init) -/+ sum_r coef(p, r) M[r D + c]
+/// for the columns c in [c0, c1) of each of the P rows, each entry's sum in
+/// increasing r from first(b) to last - 1, b the first column of the block
+/// it is computed in (16 columns in registers, then the rest's vectors of 4
+/// together, then its last columns together): the rows before an entry's
+/// own first must hold zeros there (they add +0 to a sum at +0).
+template <bool Subtract, int P, class First, class Coef>
 __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D, int64_t c0, int64_t c1,
-                                                      const double* init, double* out, First first, int64_t last,
-                                                      Coef coef) {
+                                                      const SpdRows<P>& rows, First first, int64_t last, Coef coef) {
   int64_t c = c0;
-  for (; c + 16 <= c1; c += 16) columnVectors<Subtract, 4>(M, D, c, init, out, first, last, coef);
+  for (; c + 16 <= c1; c += 16) columnVectors<Subtract, 4>(M, D, c, rows, first, last, coef);
   // The rest (under 16 columns): its vectors in one pass, then its last
   // columns in one pass, so that their sums' chains of dependent additions
   // run side by side (one chain alone waits an addition's latency per row).
   switch ((c1 - c) / 4) {
-  case 3: columnVectors<Subtract, 3>(M, D, c, init, out, first, last, coef); c += 12; break;
-  case 2: columnVectors<Subtract, 2>(M, D, c, init, out, first, last, coef); c += 8; break;
-  case 1: columnVectors<Subtract, 1>(M, D, c, init, out, first, last, coef); c += 4; break;
+  case 3: columnVectors<Subtract, 3>(M, D, c, rows, first, last, coef); c += 12; break;
+  case 2: columnVectors<Subtract, 2>(M, D, c, rows, first, last, coef); c += 8; break;
+  case 1: columnVectors<Subtract, 1>(M, D, c, rows, first, last, coef); c += 4; break;
   default: break;
   }
   switch (c1 - c) {
-  case 3: columnScalars<Subtract, 3>(M, D, c, init, out, first, last, coef); break;
-  case 2: columnScalars<Subtract, 2>(M, D, c, init, out, first, last, coef); break;
-  case 1: columnScalars<Subtract, 1>(M, D, c, init, out, first, last, coef); break;
+  case 3: columnScalars<Subtract, 3>(M, D, c, rows, first, last, coef); break;
+  case 2: columnScalars<Subtract, 2>(M, D, c, rows, first, last, coef); break;
+  case 1: columnScalars<Subtract, 1>(M, D, c, rows, first, last, coef); break;
   default: break;
   }
 }
@@ -252,18 +268,40 @@ __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D
 // operations in the same order as the right-looking form (row j's tail
 // subtracted from every later row once row j is final), so the results are
 // the same bits, on every ISA (no fused multiply-adds in the runtime).
+//
+// Two rows at a time: rows k and k + 1 together lose rows j < k (each row
+// of U loaded once for both: twice the independent sums in registers), then
+// row k is final and row k + 1 loses it, its last term. Row k + 1's column
+// k, computed on the way, lies in the lower triangle, which only such
+// entries read and which is overwritten at the end.
 __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < i; ++j) L[j * D + i] = L[i * D + j];
-  for (int64_t k = 0; k < D; ++k) {
+  const auto fromRow0 = [](int64_t) { return int64_t(0); };
+  const auto pivot = [&](int64_t k) {
     double* uk = L + k * D;
-    columnSums<true>(L, D, k, D, uk, uk, [](int64_t) { return int64_t(0); }, k,
-                     [&](int64_t j) { return L[j * D + k]; });
     const double d = uk[k];
     if (!(d > 0.0)) return false;  // also rejects NaN
     const double r = __builtin_sqrt(d);
     uk[k] = r;
     for (int64_t t = k + 1; t < D; ++t) uk[t] /= r;
+    return true;
+  };
+  int64_t k = 0;
+  for (; k + 1 < D; k += 2) {
+    double* u0 = L + k * D;
+    double* u1 = u0 + D;
+    columnSums<true, 2>(L, D, k, D, SpdRows<2>{{u0, u1}, {u0, u1}}, fromRow0, k,
+                        [&](int p, int64_t j) { return L[j * D + k + p]; });
+    if (!pivot(k)) return false;
+    const double f = u0[k + 1];
+    for (int64_t t = k + 1; t < D; ++t) u1[t] = u1[t] - f * u0[t];
+    if (!pivot(k + 1)) return false;
+  }
+  if (k < D) {
+    double* uk = L + k * D;
+    columnSums<true, 1>(L, D, k, D, SpdRows<1>{{uk}, {uk}}, fromRow0, k, [&](int, int64_t j) { return L[j * D + k]; });
+    if (!pivot(k)) return false;
   }
   for (int64_t i = 0; i < D; ++i)
     for (int64_t j = 0; j < i; ++j) {
@@ -279,22 +317,46 @@ __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
 // Each sum in increasing k, 16 columns at a time in registers; a block's
 // columns left of the diagonal of row k read L^-1's zeros there, which add
 // +0 to a sum still at +0: the same bits as summing each entry alone.
+// Two rows at a time, as the Cholesky factor: rows i and i + 1 of L^-1
+// together over k < i (then row i + 1 gets its last term, k = i, from the
+// finished row i; row i's column i on the way is scratch), and rows a and
+// a + 1 of inv together over every k (row a + 1's column a on the way lies
+// in the lower triangle, mirrored over at the end).
 __attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L, double* inv) {
-  for (int64_t i = 0; i < D; ++i) {
+  const auto fromBlock = [](int64_t b) { return b; };
+  const auto invertRow = [&](int64_t i) {
     double* li = L + i * D;
-    double* acc = inv + i * D;
-    columnSums<true>(L, D, 0, i, nullptr, acc, [](int64_t b) { return b; }, i, [&](int64_t k) { return li[k]; });
+    const double* acc = inv + i * D;
     const double r = 1.0 / li[i];
     for (int64_t t = 0; t < i; ++t) li[t] = acc[t] * r;
     li[i] = r;
+  };
+  int64_t i = 0;
+  for (; i + 1 < D; i += 2) {
+    double* acc0 = inv + i * D;
+    double* acc1 = acc0 + D;
+    columnSums<true, 2>(L, D, 0, i + 1, SpdRows<2>{{nullptr, nullptr}, {acc0, acc1}}, fromBlock, i,
+                        [&](int p, int64_t k) { return L[(i + p) * D + k]; });
+    invertRow(i);
+    const double f = L[(i + 1) * D + i];
+    const double* li = L + i * D;
+    for (int64_t t = 0; t <= i; ++t) acc1[t] = acc1[t] - f * li[t];
+    invertRow(i + 1);
   }
-  for (int64_t a = 0; a < D; ++a) {
-    double* row = inv + a * D;
-    columnSums<false>(L, D, a, D, nullptr, row, [](int64_t b) { return b; }, D,
-                      [&](int64_t k) { return L[k * D + a]; });
+  if (i < D) {
+    columnSums<true, 1>(L, D, 0, i, SpdRows<1>{{nullptr}, {inv + i * D}}, fromBlock, i,
+                        [&](int, int64_t k) { return L[i * D + k]; });
+    invertRow(i);
   }
-  for (int64_t a = 0; a < D; ++a)
-    for (int64_t b = 0; b < a; ++b) inv[a * D + b] = inv[b * D + a];
+  int64_t a = 0;
+  for (; a + 1 < D; a += 2)
+    columnSums<false, 2>(L, D, a, D, SpdRows<2>{{nullptr, nullptr}, {inv + a * D, inv + (a + 1) * D}}, fromBlock, D,
+                         [&](int p, int64_t k) { return L[k * D + a + p]; });
+  if (a < D)
+    columnSums<false, 1>(L, D, a, D, SpdRows<1>{{nullptr}, {inv + a * D}}, fromBlock, D,
+                         [&](int, int64_t k) { return L[k * D + a]; });
+  for (int64_t r = 0; r < D; ++r)
+    for (int64_t b = 0; b < r; ++b) inv[r * D + b] = inv[b * D + r];
 }
 
 __attribute__((always_inline)) inline double logdetFromCholesky(int64_t D, const double* L) {

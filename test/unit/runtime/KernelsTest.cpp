@@ -268,6 +268,49 @@ TEST(FamilyKernels, MultivariateMatchClasses) {
   EXPECT_EQ(ppc_spd_inverse_logdet(2, notPd.data(), inv.data(), &ld, scratch.data()), 1);
 }
 
+// A random symmetric positive-definite D x D matrix, row-major.
+MatrixXd randomSpd(int64_t D, std::mt19937_64& rng) {
+  std::normal_distribution<double> z(0.0, 1.0);
+  MatrixXd B(D, D);
+  for (int64_t i = 0; i < D; ++i)
+    for (int64_t j = 0; j < D; ++j) B(i, j) = z(rng);
+  return B * B.transpose() / double(D) + 0.5 * MatrixXd::Identity(D, D);
+}
+
+// The Cholesky factor and inverse take rows two at a time, 16 columns in
+// registers, then the rest's vectors and last columns: every dimension up
+// to past two blocks, odd and even (a lone last row), against Eigen's
+// inverse and determinant; and a matrix that fails at the second row of a
+// pair, or at the lone last row, is reported.
+TEST(DenseAlgebra, SpdInverseEveryDimensionMatchesEigen) {
+  std::mt19937_64 rng(7);
+  for (int64_t D : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 35, 64}) {
+    const MatrixXd A = randomSpd(D, rng);
+    std::vector<double> a(size_t(D * D)), inv(a.size()), scratch(a.size());
+    for (int64_t i = 0; i < D; ++i)
+      for (int64_t j = 0; j < D; ++j) a[size_t(i * D + j)] = A(i, j);
+    double logdet = 0.0;
+    ASSERT_EQ(ppc_spd_inverse_logdet(D, a.data(), inv.data(), &logdet, scratch.data()), 0) << D;
+    const MatrixXd want = A.inverse();
+    double err = 0.0;
+    for (int64_t i = 0; i < D; ++i)
+      for (int64_t j = 0; j < D; ++j) err = std::max(err, std::abs(inv[size_t(i * D + j)] - want(i, j)));
+    EXPECT_LE(err, 1e-12 * want.cwiseAbs().maxCoeff()) << "D = " << D;
+    EXPECT_LE(rel(logdet, std::log(A.determinant())), 1e-12) << "D = " << D;
+    for (int64_t i = 0; i < D; ++i)
+      for (int64_t j = 0; j < i; ++j) EXPECT_EQ(inv[size_t(i * D + j)], inv[size_t(j * D + i)]);
+  }
+  for (int64_t D : {4, 5}) { // fails at row 3 (a pair's second) and at row 4 (D = 5's lone last row)
+    MatrixXd A = MatrixXd::Identity(D, D);
+    A(D - 1, D - 2) = A(D - 2, D - 1) = 2.0;
+    std::vector<double> a(size_t(D * D)), inv(a.size()), scratch(a.size());
+    for (int64_t i = 0; i < D; ++i)
+      for (int64_t j = 0; j < D; ++j) a[size_t(i * D + j)] = A(i, j);
+    double logdet = 0.0;
+    EXPECT_EQ(ppc_spd_inverse_logdet(D, a.data(), inv.data(), &logdet, scratch.data()), 1) << D;
+  }
+}
+
 TEST(BatchKernels, ObservedPlatesEqualScalarLoops) {
   const int64_t n = 13;
   std::vector<int64_t> pidx(n), xcat(n);
