@@ -311,6 +311,45 @@ TEST(DenseAlgebra, SpdInverseEveryDimensionMatchesEigen) {
   }
 }
 
+// E log N(x | m, Lambda) and the message to x (or m) with D-vectors in
+// four lanes and the rows' last entries apart: every dimension through two
+// vectors and their tails, against the formulas in Eigen.
+TEST(FamilyKernels, MvGaussianAvgLogFactorAndMessageMatchFormulas) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> z(0.0, 1.0);
+  for (int64_t D : {1, 2, 3, 4, 5, 7, 8, 9, 13, 64}) {
+    VectorXd ex(D), em(D);
+    for (int64_t i = 0; i < D; ++i) {
+      ex[i] = z(rng);
+      em[i] = z(rng);
+    }
+    const MatrixXd exx = randomSpd(D, rng) + ex * ex.transpose(), emm = randomSpd(D, rng) + em * em.transpose();
+    const MatrixXd prec = randomSpd(D, rng);
+    const double elogdet = std::log(prec.determinant()) - 0.1;
+    std::vector<double> sx(size_t(D + D * D)), sm(sx.size()), sp(size_t(D * D + 1));
+    for (int64_t i = 0; i < D; ++i) {
+      sx[size_t(i)] = ex[i];
+      sm[size_t(i)] = em[i];
+      for (int64_t j = 0; j < D; ++j) {
+        sx[size_t(D + i * D + j)] = exx(i, j);
+        sm[size_t(D + i * D + j)] = emm(i, j);
+        sp[size_t(i * D + j)] = prec(i, j);
+      }
+    }
+    sp[size_t(D * D)] = elogdet;
+    const MatrixXd C = exx - ex * em.transpose() - em * ex.transpose() + emm;
+    const double want = 0.5 * elogdet - 0.5 * double(D) * std::log(2.0 * M_PI) - 0.5 * (prec * C).trace();
+    EXPECT_LE(rel(ppc_mvgaussian_avglogfactor(D, sx.data(), sm.data(), sp.data()), want), 1e-13) << "D = " << D;
+    std::vector<double> dst(sx.size(), 0.25);
+    ppc_mvgaussian_sample_avglog(D, sm.data(), sp.data(), 1.5, dst.data());
+    const VectorXd lin = 1.5 * prec * em;
+    for (int64_t i = 0; i < D; ++i) {
+      EXPECT_LE(rel(dst[size_t(i)], 0.25 + lin[i]), 1e-13) << "D = " << D;
+      for (int64_t j = 0; j < D; ++j) EXPECT_EQ(dst[size_t(D + i * D + j)], 0.25 - 0.5 * 1.5 * prec(i, j));
+    }
+  }
+}
+
 TEST(BatchKernels, ObservedPlatesEqualScalarLoops) {
   const int64_t n = 13;
   std::vector<int64_t> pidx(n), xcat(n);
