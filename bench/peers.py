@@ -69,7 +69,16 @@ def early_setup():
     # AVX2 (Haswell) kernels on those AVX-512 CPUs, where pip's newer builds
     # pick the AVX-512 ones; a user's own OPENBLAS_CORETYPE is kept.
     level = known.cpu if known.cpu in LEVELS else host_level()
+    global _coretype_note
+    preset = os.environ.get("OPENBLAS_CORETYPE")
+    if preset and preset.lower() != LEVELS[level][1].lower():
+        _coretype_note = (f"; OPENBLAS_CORETYPE={preset} from the environment, not {LEVELS[level][1]}, "
+                          f"the kernels of the {LEVELS[level][0]} path ppc runs (unset it for a like-for-like peer)")
     os.environ.setdefault("OPENBLAS_CORETYPE", LEVELS[level][1])
+
+
+# Said beside numpy's BLAS when the environment chose other OpenBLAS kernels.
+_coretype_note = ""
 
 
 def cpu_flags():
@@ -125,7 +134,7 @@ def numpy_blas(allow_reference):
     except ImportError:
         pass
     if found:
-        return "numpy's BLAS: " + "; ".join(found)
+        return "numpy's BLAS: " + "; ".join(found) + _coretype_note
     message = ("numpy runs on the reference BLAS (netlib's libblas.so.3): scikit-learn is several times slower "
                f"than its users' pip installs. Install an optimized one (`{INSTALL}`)")
     if not allow_reference:
