@@ -187,6 +187,42 @@ typedef double SpdVec __attribute__((vector_size(4 * sizeof(double))));
 #define PPC_SPD_LOAD(p) ({ SpdVec v_; __builtin_memcpy(&v_, (p), sizeof v_); v_; })
 #define PPC_SPD_STORE(p, v) do { SpdVec v_ = (v); __builtin_memcpy((p), &v_, sizeof v_); } while (0)
 
+/// One triangle of the D x D row-major A copied onto the other (the lower
+/// onto the upper, or the upper onto the lower), the source cleared to +0
+/// if asked: 4 x 4 blocks transposed in registers, where entry by entry one
+/// side is a strided walk down the columns (a sixth of an SPD inverse's
+/// time at D = 64).
+template <bool LowerToUpper, bool ClearSource>
+__attribute__((always_inline)) inline void mirrorTriangle(int64_t D, double* A) {
+  const auto copy = [&](int64_t i, int64_t j) { // i > j: A_ij below the diagonal, A_ji above
+    double& lower = A[i * D + j];
+    double& upper = A[j * D + i];
+    double& source = LowerToUpper ? lower : upper;
+    (LowerToUpper ? upper : lower) = source;
+    if (ClearSource) source = 0.0;
+  };
+  const int64_t D4 = D - D % 4;
+  for (int64_t I = 0; I < D4; I += 4) {
+    for (int64_t J = 0; J < I; J += 4) {
+      const int64_t row = LowerToUpper ? I : J, col = LowerToUpper ? J : I; // the source block
+      SpdVec r[4];
+      for (int k = 0; k < 4; ++k) r[k] = PPC_SPD_LOAD(A + (row + k) * D + col);
+      const SpdVec t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 2, 6), t1 = __builtin_shufflevector(r[0], r[1], 1, 5, 3, 7);
+      const SpdVec t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 2, 6), t3 = __builtin_shufflevector(r[2], r[3], 1, 5, 3, 7);
+      PPC_SPD_STORE(A + col * D + row, __builtin_shufflevector(t0, t2, 0, 1, 4, 5));
+      PPC_SPD_STORE(A + (col + 1) * D + row, __builtin_shufflevector(t1, t3, 0, 1, 4, 5));
+      PPC_SPD_STORE(A + (col + 2) * D + row, __builtin_shufflevector(t0, t2, 2, 3, 6, 7));
+      PPC_SPD_STORE(A + (col + 3) * D + row, __builtin_shufflevector(t1, t3, 2, 3, 6, 7));
+      if (ClearSource)
+        for (int k = 0; k < 4; ++k) PPC_SPD_STORE(A + (row + k) * D + col, SpdVec{});
+    }
+    for (int64_t i = I + 1; i < I + 4; ++i)
+      for (int64_t j = I; j < i; ++j) copy(i, j);
+  }
+  for (int64_t i = D4; i < D; ++i)
+    for (int64_t j = 0; j < i; ++j) copy(i, j);
+}
+
 /// Where columnSums puts its sums: P rows at once (1 or 2), each its own
 /// initial values (or none: +0) and output row.
 template <int P> struct SpdRows {
@@ -275,8 +311,7 @@ __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D
 // k, computed on the way, lies in the lower triangle, which only such
 // entries read and which is overwritten at the end.
 __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
-  for (int64_t i = 0; i < D; ++i)
-    for (int64_t j = 0; j < i; ++j) L[j * D + i] = L[i * D + j];
+  mirrorTriangle<true, false>(D, L);
   const auto fromRow0 = [](int64_t) { return int64_t(0); };
   const auto pivot = [&](int64_t k) {
     double* uk = L + k * D;
@@ -303,11 +338,7 @@ __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
     columnSums<true, 1>(L, D, k, D, SpdRows<1>{{uk}, {uk}}, fromRow0, k, [&](int, int64_t j) { return L[j * D + k]; });
     if (!pivot(k)) return false;
   }
-  for (int64_t i = 0; i < D; ++i)
-    for (int64_t j = 0; j < i; ++j) {
-      L[i * D + j] = L[j * D + i];
-      L[j * D + i] = 0.0;  // clear the upper triangle
-    }
+  mirrorTriangle<false, true>(D, L); // U^T into the lower triangle, the upper cleared
   return true;
 }
 
@@ -355,8 +386,7 @@ __attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L,
   if (a < D)
     columnSums<false, 1>(L, D, a, D, SpdRows<1>{{nullptr}, {inv + a * D}}, fromBlock, D,
                          [&](int, int64_t k) { return L[k * D + a]; });
-  for (int64_t r = 0; r < D; ++r)
-    for (int64_t b = 0; b < r; ++b) inv[r * D + b] = inv[b * D + r];
+  mirrorTriangle<false, false>(D, inv);
 }
 
 __attribute__((always_inline)) inline double logdetFromCholesky(int64_t D, const double* L) {

@@ -278,17 +278,18 @@ MatrixXd randomSpd(int64_t D, std::mt19937_64& rng) {
 }
 
 // The Cholesky factor and inverse take rows two at a time, 16 columns in
-// registers, then the rest's vectors and last columns: every dimension up
-// to past two blocks, odd and even (a lone last row), against Eigen's
-// inverse and determinant; and a matrix that fails at the second row of a
-// pair, or at the lone last row, is reported.
+// registers, then the rest's vectors and last columns, and mirror their
+// triangles in 4 x 4 blocks: every dimension up to past two blocks, odd and
+// even (a lone last row, a partial block), from the input's lower triangle
+// only, against Eigen's inverse and determinant; and a matrix that fails at
+// the second row of a pair, or at the lone last row, is reported.
 TEST(DenseAlgebra, SpdInverseEveryDimensionMatchesEigen) {
   std::mt19937_64 rng(7);
   for (int64_t D : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 35, 64}) {
     const MatrixXd A = randomSpd(D, rng);
     std::vector<double> a(size_t(D * D)), inv(a.size()), scratch(a.size());
-    for (int64_t i = 0; i < D; ++i)
-      for (int64_t j = 0; j < D; ++j) a[size_t(i * D + j)] = A(i, j);
+    for (int64_t i = 0; i < D; ++i) // only the lower triangle is read: NaNs above it
+      for (int64_t j = 0; j < D; ++j) a[size_t(i * D + j)] = j <= i ? A(i, j) : std::nan("");
     double logdet = 0.0;
     ASSERT_EQ(ppc_spd_inverse_logdet(D, a.data(), inv.data(), &logdet, scratch.data()), 0) << D;
     const MatrixXd want = A.inverse();
