@@ -131,11 +131,11 @@ constexpr int64_t kColumnBlockRows = 16;
 /// rows, yt: the weighted rows in rows of Dp + R) into Sj (Dp x Dp).
 template <int W, int R, int V>
 __attribute__((always_inline)) inline void momentsTile(int64_t m, int64_t a0, int64_t b0, int64_t Dp, const double* xb,
-                                                       const double* yt, double* Sj) {
+                                                       const double* yt, double* Sj, bool first) {
   typename Lanes<W>::Vec acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v)
-      acc[r][v] = a0 + r < Dp ? PPC_VLOAD(W, Sj + (a0 + r) * Dp + b0 + v * W) : PPC_VZERO(W);
+      acc[r][v] = !first && a0 + r < Dp ? PPC_VLOAD(W, Sj + (a0 + r) * Dp + b0 + v * W) : PPC_VZERO(W);
   const double* ya = yt + a0;
   for (int64_t i = 0; i < m; ++i) {
     typename Lanes<W>::Vec xv[V];
@@ -152,9 +152,10 @@ __attribute__((always_inline)) inline void momentsTile(int64_t m, int64_t a0, in
 
 /// Second moments sum_i w_ij x_i x_i^T for every case j, upper triangle, in
 /// tiles of R rows by 2W columns accumulated in registers over a block of
-/// data rows at a time. S: k matrices Dp x Dp (Dp = D padded to 2W); first
-/// (k x D) and totals (k) the sums sum_i w_ij x_i and sum_i w_ij; all zeroed
-/// by the caller. The weighted rows y_i = w_ij x_i are stored in rows of Dp + R
+/// data rows at a time. S: k matrices Dp x Dp (Dp = D padded to 2W), whose
+/// tiles the first block sets (n = 0: the caller's zeros); first (k x D)
+/// and totals (k) the sums sum_i w_ij x_i and sum_i w_ij, zeroed by the
+/// caller. The weighted rows y_i = w_ij x_i are stored in rows of Dp + R
 /// (zeros past D), so that a tile's R multipliers for one datum are scalars
 /// each FMA broadcasts.
 template <int W, int R>
@@ -212,13 +213,30 @@ __attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, c
         // second vector alone (GMM digits: 6% of the multiply-adds).
         int64_t b0 = a0 / C * C;
         if (a0 >= b0 + W) {
-          momentsTile<W, R, 1>(m, a0, b0 + W, Dp, xb, yt, Sj);
+          momentsTile<W, R, 1>(m, a0, b0 + W, Dp, xb, yt, Sj, i0 == 0);
           b0 += C;
         }
         for (; b0 < Dp; b0 += C)
-          momentsTile<W, R, 2>(m, a0, b0, Dp, xb, yt, Sj);
+          momentsTile<W, R, 2>(m, a0, b0, Dp, xb, yt, Sj, i0 == 0);
       }
     }
+  }
+}
+
+/// U (D x D in rows of Dp) with x^T H x = x^T U x: the upper triangle of
+/// H + H^T, H's diagonal once. Only what quadraticForms reads is set (not
+/// the D^2 entries' worth of conditional stores there were): the rows below
+/// D, each from the first column of its diagonal's block of 2W (zeros left
+/// of the diagonal, which the tiles multiply), its padding columns zeros.
+template <int W>
+__attribute__((always_inline)) inline void doubledUpperTriangle(int64_t D, int64_t Dp, const double* H, double* U) {
+  constexpr int64_t C = 2 * W;
+  for (int64_t a = 0; a < D; ++a) {
+    double* u = U + a * Dp;
+    for (int64_t b = a / C * C; b < a; ++b) u[b] = 0.0;
+    u[a] = H[a * D + a];
+    for (int64_t b = a + 1; b < D; ++b) u[b] = H[a * D + b] + H[b * D + a];
+    for (int64_t b = D; b < Dp; ++b) u[b] = 0.0;
   }
 }
 
@@ -299,7 +317,9 @@ __attribute__((always_inline)) inline void weightedMoments(int64_t n, int64_t k,
   const size_t size = static_cast<size_t>(k * Dp * Dp + k * D + kBlockRows * Dp + (Dp + R) * kBlockRows);
   double* S = static_cast<double*>(std::malloc(sizeof(double) * size));
   double* first = S + k * Dp * Dp;
-  std::memset(S, 0, sizeof(double) * static_cast<size_t>(k * Dp * Dp + k * D));
+  // S's tiles start from zero in the first block (no pass over its 330 KB
+  // on digits); with no data, zeros.
+  std::memset(n > 0 ? first : S, 0, sizeof(double) * static_cast<size_t>(n > 0 ? k * D : k * Dp * Dp + k * D));
   for (int64_t j = 0; j < k; ++j) totals[j] = 0.0;
   secondMoments<W, R>(n, k, w, ws, D, x, Dp, S, first, totals, first + k * D);
   for (int64_t j = 0; j < k; ++j) {
@@ -322,7 +342,6 @@ __attribute__((always_inline)) inline void momentProducts(int64_t n, int64_t k, 
                                                           const double* eta, const double* offsets, double* out,
                                                           int64_t os) {
   if (D <= kSmallDimension) return momentProductsSmall(n, k, D, x, eta, offsets, out, os);
-  // x^T H x = x^T U x with U the upper triangle of H, its off-diagonal entries doubled.
   const int64_t width = D + D * D, Dp = (D + 2 * W - 1) / (2 * W) * (2 * W);
   double* U = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(k * Dp * Dp + k * Dp + R * Dp)));
   double* lin = U + k * Dp * Dp;
@@ -330,9 +349,7 @@ __attribute__((always_inline)) inline void momentProducts(int64_t n, int64_t k, 
   for (int64_t j = 0; j < k; ++j) {
     const double* H = eta + j * width + D;
     double* Uj = U + j * Dp * Dp;
-    for (int64_t a = 0; a < Dp; ++a)
-      for (int64_t b = 0; b < Dp; ++b)
-        Uj[a * Dp + b] = a >= D || b >= D || b < a ? 0.0 : (b == a ? H[a * D + a] : H[a * D + b] + H[b * D + a]);
+    doubledUpperTriangle<W>(D, Dp, H, Uj);
     for (int64_t a = 0; a < Dp; ++a) lin[j * Dp + a] = a < D ? eta[j * width + a] : 0.0;
   }
   quadraticForms<W, R>(n, k, D, x, Dp, U, lin, out, os, work);
@@ -382,9 +399,7 @@ __attribute__((always_inline)) inline void rowForms(int64_t n, int64_t D, const 
   double* work = lin + Dp;
   double* quad = work + R * Dp;
   double* linear = quad + kChunk;
-  for (int64_t a = 0; a < Dp; ++a)
-    for (int64_t b = 0; b < Dp; ++b)
-      U[a * Dp + b] = a >= D || b >= D || b < a ? 0.0 : (b == a ? H[a * D + a] : H[a * D + b] + H[b * D + a]);
+  doubledUpperTriangle<W>(D, Dp, H, U);
   for (int64_t a = 0; a < Dp; ++a) lin[a] = a < D ? mu[a] : 0.0;
   for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
     const int64_t m = std::min(kChunk, n - i0);
@@ -421,7 +436,7 @@ __attribute__((always_inline)) inline void weightedGram(int64_t n, int64_t D, co
   double* S = static_cast<double*>(std::malloc(sizeof(double) * size));
   double* first = S + Dp * Dp;
   double* total = first + D;
-  std::memset(S, 0, sizeof(double) * static_cast<size_t>(Dp * Dp + D + 1));
+  std::memset(n > 0 ? first : S, 0, sizeof(double) * static_cast<size_t>(n > 0 ? D + 1 : Dp * Dp + D + 1));
   secondMoments<W, R>(n, 1, w, 1, D, x, Dp, S, first, total, total + 1, v);
   if (v)
     for (int64_t a = 0; a < D; ++a) g[a] += first[a];

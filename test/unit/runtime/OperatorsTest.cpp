@@ -972,6 +972,26 @@ TEST_P(GaussianPlateStatistics, WeightedMomentsAndMomentProductsMatchTheirDefini
   ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
 }
 
+// No rows at a large dimension: the tiles never run (they set the
+// moments' sums in their first block of rows), and the sums are zeros.
+TEST(GaussianPlateStatistics, NoRowsGiveZeroSums) {
+  for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
+    std::string error;
+    ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::VectorIsa(level), error)) << error;
+    for (int64_t D : {33, 64}) {
+      const int64_t k = 2, width = D + D * D;
+      std::vector<double> means(size_t(k * width), -1.0), totals(size_t(k), -1.0), G(size_t(D * D), 0.25);
+      ppc_gaussian_weighted_moments(0, k, nullptr, D, nullptr, means.data(), totals.data(), nullptr);
+      EXPECT_EQ(means, std::vector<double>(means.size(), 0.0)) << D;
+      EXPECT_EQ(totals, std::vector<double>(totals.size(), 0.0)) << D;
+      ppc_weighted_gram(0, D, nullptr, nullptr, G.data());
+      EXPECT_EQ(G, std::vector<double>(G.size(), 0.25)) << D;
+    }
+  }
+  std::string error;
+  ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
+}
+
 // The memo: the same weights return the stored moments untouched; other
 // weights (one entry changed) recompute them.
 TEST(GaussianPlateStatisticsMemo, WeightedMomentsMemoRecomputesOnlyForNewWeights) {
