@@ -180,11 +180,9 @@ __attribute__((always_inline)) inline void secondMoments(int64_t n, int64_t k, c
         wb[i] = w[(i0 + i) * ws + j];
         totals[j] += wb[i];
       }
-      // The weighted rows, and the first moments from the same loads, 2W
-      // columns at a time summed in registers down the block's rows (summed
-      // in memory, each row waited for the previous row's store: a fifth
-      // of the moments' time with AVX-512): sums of the weighted rows, in
-      // the same order as before.
+      // The weighted rows, and the first moments from the same loads: 2W
+      // columns at a time, summed in registers down the block's rows (in
+      // memory, each row would wait on the previous row's store).
       double* fj = first + j * D;
       for (int64_t a0 = 0; a0 < Dp; a0 += C) {
         double tail[C] = {}; // the columns past D: padding, not stored
