@@ -22,7 +22,7 @@ extern const FactorEntry kDirichlet, kBeta, kCategorical, kBernoulli, kGamma, kP
     kWishart, kBinomial, kMultinomial, kMarkovChain, kGaussianChain, kMvGaussianChain, kSum, kDifference, kProduct, kInnerProduct, kScale,
     kSigmoid, kSoftmax, kStack;
 extern const KernelGroup kGatesKernels, kVectorKernels, kScheduleKernels, kProductFormKernels, kDenseAlgebraKernels,
-    kPlateStatisticsKernels, kLdaReferenceKernels, kSpecialFunctionKernels;
+    kPlateStatisticsKernels, kBinaryStatisticsKernels, kLdaReferenceKernels, kSpecialFunctionKernels;
 extern const std::span<const GateOperator> kGateOperators;
 } // namespace rt::factors
 
@@ -39,7 +39,8 @@ const std::array<const FactorEntry *, kNumFamilies> kEntries = {
 /// The kernels no family owns.
 const KernelGroup *const kGroups[] = {
     &kGatesKernels,        &kVectorKernels,          &kScheduleKernels,    &kProductFormKernels,
-    &kDenseAlgebraKernels, &kPlateStatisticsKernels, &kLdaReferenceKernels, &kSpecialFunctionKernels,
+    &kDenseAlgebraKernels, &kPlateStatisticsKernels, &kBinaryStatisticsKernels, &kLdaReferenceKernels,
+    &kSpecialFunctionKernels,
 };
 
 } // namespace

@@ -105,6 +105,7 @@
 #include "runtime/factors/Wishart.h"
 #include "runtime/kernels/DenseAlgebra.h"
 #include "runtime/kernels/LdaReference.h"
+#include "runtime/kernels/BinaryStatistics.h"
 #include "runtime/kernels/PlateStatistics.h"
 #include "runtime/kernels/ProductForm.h"
 #include "runtime/kernels/Schedule.h"

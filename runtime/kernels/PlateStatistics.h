@@ -46,14 +46,6 @@ void ppc_weighted_column_means(int64_t n, int64_t k, const double* w, int64_t D,
 void ppc_linear_forms(int64_t n, int64_t k, int64_t D, const double* x, const double* eta, const double* offsets,
                       double* out);
 
-/// ppc_weighted_column_means for 0/1 data given as the columns of each row's
-/// ones (CSR: row i's are columns[rows[i] .. rows[i + 1]]).
-void ppc_binary_column_means(int64_t n, int64_t k, const double* w, int64_t D, const int64_t* rows,
-                             const int64_t* columns, double* means, double* totals, double* memo);
-/// ppc_linear_forms for 0/1 data given as the columns of each row's ones.
-void ppc_binary_linear_forms(int64_t n, int64_t k, int64_t D, const int64_t* rows, const int64_t* columns,
-                             const double* eta, const double* offsets, double* out);
-
 // ===== Dense products of a regression's known rows (runtime/factors/InnerProduct.cpp) =====
 /// out[i] = x_i^T H x_i for the n rows x_i of D doubles and H symmetric (D x D, row-major).
 void ppc_quadratic_forms(int64_t n, int64_t D, const double* x, const double* H, double* out);

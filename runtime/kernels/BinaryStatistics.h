@@ -1,0 +1,22 @@
+//===- runtime/kernels/BinaryStatistics.h - sums over 0/1 data's ones -----===//
+//
+// A plate of 0/1 data's products with a case's weights or parameters as sums
+// over each row's ones (codegen/transforms/LinearStatistics.cpp): the
+// Bernoulli mixture's W^T X and X H^T.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+
+extern "C" {
+
+/// ppc_weighted_column_means (runtime/kernels/PlateStatistics.h) for 0/1 data given as the columns of each row's
+/// ones (CSR: row i's are columns[rows[i] .. rows[i + 1]]).
+void ppc_binary_column_means(int64_t n, int64_t k, const double* w, int64_t D, const int64_t* rows,
+                             const int64_t* columns, double* means, double* totals, double* memo);
+/// ppc_linear_forms for 0/1 data given as the columns of each row's ones.
+void ppc_binary_linear_forms(int64_t n, int64_t k, int64_t D, const int64_t* rows, const int64_t* columns,
+                             const double* eta, const double* offsets, double* out);
+
+}  // extern "C"
