@@ -20,9 +20,10 @@
 // it. (C) is taken out of its loop over n when the loop's other statements
 // are only ELBO terms (they cannot write what it reads). Data of zeros and
 // ones bound once (all a Bernoulli's are) is listed as the columns of each
-// row's ones (CSR index buffers computed here), and the products become sums
-// over the ones (ppc_binary_column_means, ppc_binary_linear_forms). Same
-// sums in another order: results agree to rounding.
+// row's ones (CSR index buffers computed here) and as bit masks, and the
+// products become sums over the ones (ppc_binary_column_means,
+// ppc_binary_linear_forms). Same sums in another order: results agree to
+// rounding.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/plan/PlanEdits.h"
@@ -146,8 +147,14 @@ private:
     return !p_.usesVar(parent, n) && p_.usesVar(parent, m.k);
   }
 
-  /// Bound 0/1 data: the (rows, columns) index buffers of its ones, made once.
-  std::optional<std::pair<int32_t, int32_t>> ones(int32_t data, int64_t N, int64_t D) {
+  /// Bound 0/1 data's ones, listed once: the columns of each row's ones
+  /// (CSR: rows, columns) and the rows as bit masks (bits: (D + 63) / 64
+  /// words a row, bit c % 64 of word c / 64 for column c). Each ISA's
+  /// kernels take the form they are fastest with.
+  struct Ones {
+    int32_t rows, columns, bits;
+  };
+  std::optional<Ones> ones(int32_t data, int64_t N, int64_t D) {
     if (auto known = ones_.find(data); known != ones_.end())
       return known->second;
     const std::vector<double> &x = p_.buffers[size_t(data)].doubles;
@@ -156,21 +163,27 @@ private:
     for (double v : x)
       if (v != 0.0 && v != 1.0)
         return std::nullopt;
-    std::vector<int64_t> rows(size_t(N + 1), 0), columns;
+    const int64_t words = (D + 63) / 64;
+    std::vector<int64_t> rows(size_t(N + 1), 0), columns, bits(size_t(N * words), 0);
     for (int64_t i = 0; i < N; ++i) {
       for (int64_t c = 0; c < D; ++c)
-        if (x[size_t(i * D + c)] == 1.0)
+        if (x[size_t(i * D + c)] == 1.0) {
           columns.push_back(c);
+          bits[size_t(i * words + c / 64)] |= int64_t(uint64_t(1) << (c % 64));
+        }
       rows[size_t(i + 1)] = int64_t(columns.size());
     }
-    const std::string base = p_.buffers[size_t(data)].name;
-    int32_t r = buffer(base + ".ones.rows", N + 1), c = buffer(base + ".ones.columns", int64_t(columns.size()));
-    p_.buffers[size_t(r)].isInt = p_.buffers[size_t(c)].isInt = true;
-    p_.buffers[size_t(r)].ints = std::move(rows);
-    p_.buffers[size_t(c)].ints = std::move(columns);
-    if (p_.buffers[size_t(c)].ints.empty()) // no ones at all: the dense kernels need no index
+    if (columns.empty()) // no ones at all: the dense kernels need no index
       return ones_[data] = std::nullopt;
-    return ones_[data] = std::make_pair(r, c);
+    const std::string base = p_.buffers[size_t(data)].name;
+    Ones o{buffer(base + ".ones.rows", N + 1), buffer(base + ".ones.columns", int64_t(columns.size())),
+           buffer(base + ".ones.bits", N * words)};
+    for (int32_t b : {o.rows, o.columns, o.bits})
+      p_.buffers[size_t(b)].isInt = true;
+    p_.buffers[size_t(o.rows)].ints = std::move(rows);
+    p_.buffers[size_t(o.columns)].ints = std::move(columns);
+    p_.buffers[size_t(o.bits)].ints = std::move(bits);
+    return ones_[data] = o;
   }
 
   // ---- buffers and calls ----
@@ -223,9 +236,9 @@ private:
         "each column's mean per case, weights " + p_.buffers[size_t(weights)].name + " (memo: unless they are unchanged)";
     if (auto index = ones(data, N, D))
       out.push_back(call("ppc_binary_column_means",
-                         {intArg(N), intArg(K), ptr(weights, p_.intConst(0)), intArg(D), ptr(index->first, p_.intConst(0)),
-                          ptr(index->second, p_.intConst(0)), ptr(means, p_.intConst(0)), ptr(totals, p_.intConst(0)),
-                          memoArg},
+                         {intArg(N), intArg(K), ptr(weights, p_.intConst(0)), intArg(D), ptr(index->rows, p_.intConst(0)),
+                          ptr(index->columns, p_.intConst(0)), ptr(index->bits, p_.intConst(0)),
+                          ptr(means, p_.intConst(0)), ptr(totals, p_.intConst(0)), memoArg},
                          note + ", over the ones"));
     else
       out.push_back(call("ppc_weighted_column_means",
@@ -374,8 +387,9 @@ private:
       before.push_back(std::move(outer));
       if (auto index = ones(data, *N, m->D))
         before.push_back(call("ppc_binary_linear_forms",
-                              {intArg(*N), intArg(m->K), intArg(m->D), ptr(index->first, p_.intConst(0)),
-                               ptr(index->second, p_.intConst(0)), ptr(eta, p_.intConst(0)),
+                              {intArg(*N), intArg(m->K), intArg(m->D), ptr(index->rows, p_.intConst(0)),
+                               ptr(index->columns, p_.intConst(0)), ptr(index->bits, p_.intConst(0)),
+                               ptr(eta, p_.intConst(0)),
                                ptr(offsets, p_.intConst(0)), ptr(evidence, p_.intConst(0))},
                               c.note + " for every datum and case, over the ones"));
       else
@@ -394,8 +408,8 @@ private:
   std::map<std::pair<int32_t, int32_t>, std::pair<int32_t, int32_t>> means_;
   /// (data, weights) -> (means, totals, memo), across blocks.
   std::map<std::pair<int32_t, int32_t>, std::tuple<int32_t, int32_t, int32_t>> shared_;
-  /// data -> its ones' index buffers (none: not bound 0/1 data).
-  std::map<int32_t, std::optional<std::pair<int32_t, int32_t>>> ones_;
+  /// data -> its ones' buffers (none: not bound 0/1 data).
+  std::map<int32_t, std::optional<Ones>> ones_;
 };
 
 } // namespace

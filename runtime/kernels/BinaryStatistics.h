@@ -11,12 +11,13 @@
 
 extern "C" {
 
-/// ppc_weighted_column_means (runtime/kernels/PlateStatistics.h) for 0/1 data given as the columns of each row's
-/// ones (CSR: row i's are columns[rows[i] .. rows[i + 1]]).
+/// ppc_weighted_column_means (runtime/kernels/PlateStatistics.h) for 0/1 data given twice: as the columns of each
+/// row's ones (CSR: row i's are columns[rows[i] .. rows[i + 1]]) and as bits (row i's are the (D + 63) / 64 words
+/// from bits[i * ((D + 63) / 64)], column c at bit c % 64 of word c / 64, the bits past D zero).
 void ppc_binary_column_means(int64_t n, int64_t k, const double* w, int64_t D, const int64_t* rows,
-                             const int64_t* columns, double* means, double* totals, double* memo);
-/// ppc_linear_forms for 0/1 data given as the columns of each row's ones.
+                             const int64_t* columns, const int64_t* bits, double* means, double* totals, double* memo);
+/// ppc_linear_forms for 0/1 data given as for ppc_binary_column_means.
 void ppc_binary_linear_forms(int64_t n, int64_t k, int64_t D, const int64_t* rows, const int64_t* columns,
-                             const double* eta, const double* offsets, double* out);
+                             const int64_t* bits, const double* eta, const double* offsets, double* out);
 
 }  // extern "C"

@@ -299,47 +299,57 @@ TEST(DenseProducts, WeightedColumnMeansAndLinearFormsMatchTheirDefinitions) {
   EXPECT_NEAR(means[0], (0.4 + 0.9) / (0.4 + 0.5 + 0.9 + 0.3), 1e-15);
 }
 
-// 0/1 data as the columns of each row's ones: the same column means and
-// linear forms as the dense kernels (against the definitions), on every ISA
-// the CPU runs, for numbers of cases that fill one, two and four vectors
-// and one that takes the generic loops.
+// 0/1 data as the columns of each row's ones and as bits: the same column
+// means and linear forms as the dense kernels (against the definitions), on
+// every ISA the CPU runs; for numbers of cases that fill one, two and four
+// vectors, one that takes the generic loops, and ones the masked kernels
+// split unevenly (13: 7 + 6 and 5 + 4 + 4); for rows of one word of bits and
+// of two (70 columns: a last word and vector partly past D), and numbers of
+// rows that leave the 4-row tiles a remainder.
 TEST(DenseProducts, BinaryDataSumsOverTheOnesEqualTheDenseProducts) {
-  const int64_t n = 67, D = 29;
-  std::vector<double> x(size_t(n * D));
-  std::vector<int64_t> rows{0}, columns;
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t c = 0; c < D; ++c) {
-      x[size_t(i * D + c)] = (i * 31 + c * 7) % 5 < 2 ? 1.0 : 0.0;
-      if (x[size_t(i * D + c)] == 1.0)
-        columns.push_back(c);
-    }
-    rows.push_back(int64_t(columns.size()));
-  }
-  for (int64_t k : {3, 10, 20, 40}) {
-    std::vector<double> w(size_t(n * k)), eta(size_t(k * D)), offsets(static_cast<size_t>(k));
-    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05 + std::fabs(std::sin(0.3 * double(i)));
-    for (size_t i = 0; i < eta.size(); ++i) eta[i] = std::cos(0.17 * double(i));
-    for (size_t j = 0; j < offsets.size(); ++j) offsets[j] = double(j) - 2.0;
-    for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
-      std::string error;
-      ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::VectorIsa(level), error)) << error;
-      SCOPED_TRACE(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))) + " k=" + std::to_string(k));
-      std::vector<double> means(size_t(k * D)), totals(static_cast<size_t>(k)), out(size_t(n * k));
-      ppc_binary_column_means(n, k, w.data(), D, rows.data(), columns.data(), means.data(), totals.data(), nullptr);
-      ppc_binary_linear_forms(n, k, D, rows.data(), columns.data(), eta.data(), offsets.data(), out.data());
-      for (int64_t j = 0; j < k; ++j) {
-        double total = 0.0;
-        for (int64_t i = 0; i < n; ++i) total += w[size_t(i * k + j)];
-        EXPECT_NEAR(totals[size_t(j)], total, 1e-13 * total);
-        for (int64_t c = 0; c < D; ++c) {
-          double sum = 0.0;
-          for (int64_t i = 0; i < n; ++i) sum += w[size_t(i * k + j)] * x[size_t(i * D + c)];
-          EXPECT_NEAR(means[size_t(j * D + c)], sum / total, 1e-13) << j << "," << c;
+  for (auto [n, D] : {std::pair<int64_t, int64_t>{67, 29}, {261, 70}}) {
+    const int64_t words = (D + 63) / 64;
+    std::vector<double> x(size_t(n * D));
+    std::vector<int64_t> rows{0}, columns, bits(size_t(n * words), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t c = 0; c < D; ++c) {
+        x[size_t(i * D + c)] = (i * 31 + c * 7) % 5 < 2 ? 1.0 : 0.0;
+        if (x[size_t(i * D + c)] == 1.0) {
+          columns.push_back(c);
+          bits[size_t(i * words + c / 64)] |= int64_t(uint64_t(1) << (c % 64));
         }
-        for (int64_t i = 0; i < n; ++i) {
-          double dot = offsets[size_t(j)];
-          for (int64_t c = 0; c < D; ++c) dot += x[size_t(i * D + c)] * eta[size_t(j * D + c)];
-          EXPECT_NEAR(out[size_t(i * k + j)], dot, 1e-12 * (1 + std::fabs(dot))) << i << "," << j;
+      }
+      rows.push_back(int64_t(columns.size()));
+    }
+    for (int64_t k : {3, 10, 13, 20, 40}) {
+      std::vector<double> w(size_t(n * k)), eta(size_t(k * D)), offsets(static_cast<size_t>(k));
+      for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05 + std::fabs(std::sin(0.3 * double(i)));
+      for (size_t i = 0; i < eta.size(); ++i) eta[i] = std::cos(0.17 * double(i));
+      for (size_t j = 0; j < offsets.size(); ++j) offsets[j] = double(j) - 2.0;
+      for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
+        std::string error;
+        ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::VectorIsa(level), error)) << error;
+        SCOPED_TRACE(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))) + " k=" + std::to_string(k) +
+                     " D=" + std::to_string(D));
+        std::vector<double> means(size_t(k * D)), totals(static_cast<size_t>(k)), out(size_t(n * k));
+        ppc_binary_column_means(n, k, w.data(), D, rows.data(), columns.data(), bits.data(), means.data(), totals.data(),
+                                nullptr);
+        ppc_binary_linear_forms(n, k, D, rows.data(), columns.data(), bits.data(), eta.data(), offsets.data(),
+                                out.data());
+        for (int64_t j = 0; j < k; ++j) {
+          double total = 0.0;
+          for (int64_t i = 0; i < n; ++i) total += w[size_t(i * k + j)];
+          EXPECT_NEAR(totals[size_t(j)], total, 1e-13 * total);
+          for (int64_t c = 0; c < D; ++c) {
+            double sum = 0.0;
+            for (int64_t i = 0; i < n; ++i) sum += w[size_t(i * k + j)] * x[size_t(i * D + c)];
+            EXPECT_NEAR(means[size_t(j * D + c)], sum / total, 1e-13) << j << "," << c;
+          }
+          for (int64_t i = 0; i < n; ++i) {
+            double dot = offsets[size_t(j)];
+            for (int64_t c = 0; c < D; ++c) dot += x[size_t(i * D + c)] * eta[size_t(j * D + c)];
+            EXPECT_NEAR(out[size_t(i * k + j)], dot, 1e-12 * (1 + std::fabs(dot))) << i << "," << j;
+          }
         }
       }
     }
