@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/VectorIsa.h"
+#include "runtime/kernels/BinaryStatistics.h"
 #include "runtime/kernels/PlateStatistics.h"
 
 #include <algorithm>
