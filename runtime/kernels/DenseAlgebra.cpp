@@ -6,11 +6,19 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/DenseAlgebra.h"
 
+#include "runtime/kernels/IsaVectors.h"
 #include "runtime/kernels/KernelSupport.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+
+#ifdef PPC_SPD_WIDE
+namespace ppc::rt::spd {
+PPC_TARGET_AVX512 bool choleskyWide(int64_t D, double* L) { return choleskyLanes<8>(D, L); }
+PPC_TARGET_AVX512 void choleskyInverseWide(int64_t D, double* L, double* inv) { choleskyInverseLanes<8>(D, L, inv); }
+} // namespace ppc::rt::spd
+#endif
 
 extern "C" {
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "runtime/VecMath.h"
+#include "runtime/VectorIsa.h"
 
 #include <cmath>
 #include <cstdint>
@@ -230,25 +231,35 @@ template <int P> struct SpdRows {
   double* out[P];
 };
 
-/// columnSums' N vectors of 4 columns from c for each of its P rows, summed
+/// Vectors of L doubles for columnSums (4: one AVX2 register; 8: one
+/// AVX-512 register). The blocks' widths do not change the results (below),
+/// so a kernel may take either: BM_SpdInverse/64 9.2 us with L = 8 against
+/// 10.7 us with L = 4 on AVX-512 (Zen 5); the others' copies would spill.
+template <int L> struct SpdLanes {
+  typedef double Vec __attribute__((vector_size(L * sizeof(double))));
+};
+
+/// columnSums' N vectors of L columns from c for each of its P rows, summed
 /// side by side: M's rows are loaded once for all P.
-template <bool Subtract, int N, int P, class First, class Coef>
+template <bool Subtract, int L, int N, int P, class First, class Coef>
 __attribute__((always_inline)) inline void columnVectors(const double* M, int64_t D, int64_t c, const SpdRows<P>& rows,
                                                          First first, int64_t last, Coef coef) {
-  SpdVec a[P][N] = {};
+  using Vec = typename SpdLanes<L>::Vec;
+  Vec a[P][N] = {};
   for (int p = 0; p < P; ++p)
     if (rows.init[p])
-      for (int v = 0; v < N; ++v) a[p][v] = PPC_SPD_LOAD(rows.init[p] + c + 4 * v);
+      for (int v = 0; v < N; ++v) __builtin_memcpy(&a[p][v], rows.init[p] + c + L * v, sizeof(Vec));
   for (int64_t r = first(c); r < last; ++r) {
     double f[P];
     for (int p = 0; p < P; ++p) f[p] = coef(p, r);
     for (int v = 0; v < N; ++v) {
-      const SpdVec m = PPC_SPD_LOAD(M + r * D + c + 4 * v);
+      Vec m;
+      __builtin_memcpy(&m, M + r * D + c + L * v, sizeof(Vec));
       for (int p = 0; p < P; ++p) a[p][v] = Subtract ? a[p][v] - f[p] * m : a[p][v] + f[p] * m;
     }
   }
   for (int p = 0; p < P; ++p)
-    for (int v = 0; v < N; ++v) PPC_SPD_STORE(rows.out[p] + c + 4 * v, a[p][v]);
+    for (int v = 0; v < N; ++v) __builtin_memcpy(rows.out[p] + c + L * v, &a[p][v], sizeof(Vec));
 }
 
 /// columnSums' last N (< 4) columns from c, summed side by side.
@@ -271,22 +282,29 @@ __attribute__((always_inline)) inline void columnScalars(const double* M, int64_
 /// out_p[c] = init_p[c] (or +0 without init) -/+ sum_r coef(p, r) M[r D + c]
 /// for the columns c in [c0, c1) of each of the P rows, each entry's sum in
 /// increasing r from first(b) to last - 1, b the first column of the block
-/// it is computed in (16 columns in registers, then the rest's vectors of 4
-/// together, then its last columns together): the rows before an entry's
-/// own first must hold zeros there (they add +0 to a sum at +0).
-template <bool Subtract, int P, class First, class Coef>
+/// it is computed in (4 vectors of L columns in registers, then the rest's
+/// vectors together, then its last columns together): the rows before an
+/// entry's own first must hold zeros there (they add +0 to a sum at +0), so
+/// the blocks' widths do not change the results.
+template <bool Subtract, int P, int L = 4, class First, class Coef>
 __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D, int64_t c0, int64_t c1,
                                                       const SpdRows<P>& rows, First first, int64_t last, Coef coef) {
   int64_t c = c0;
-  for (; c + 16 <= c1; c += 16) columnVectors<Subtract, 4>(M, D, c, rows, first, last, coef);
-  // The rest (under 16 columns): its vectors in one pass, then its last
+  for (; c + 4 * L <= c1; c += 4 * L) columnVectors<Subtract, L, 4>(M, D, c, rows, first, last, coef);
+  // The rest (under 4 L columns): its vectors in one pass, then its last
   // columns in one pass, so that their sums' chains of dependent additions
   // run side by side (one chain alone waits an addition's latency per row).
-  switch ((c1 - c) / 4) {
-  case 3: columnVectors<Subtract, 3>(M, D, c, rows, first, last, coef); c += 12; break;
-  case 2: columnVectors<Subtract, 2>(M, D, c, rows, first, last, coef); c += 8; break;
-  case 1: columnVectors<Subtract, 1>(M, D, c, rows, first, last, coef); c += 4; break;
+  switch ((c1 - c) / L) {
+  case 3: columnVectors<Subtract, L, 3>(M, D, c, rows, first, last, coef); c += 3 * L; break;
+  case 2: columnVectors<Subtract, L, 2>(M, D, c, rows, first, last, coef); c += 2 * L; break;
+  case 1: columnVectors<Subtract, L, 1>(M, D, c, rows, first, last, coef); c += L; break;
   default: break;
+  }
+  if constexpr (L > 4) {
+    if (c1 - c >= 4) {
+      columnVectors<Subtract, 4, 1>(M, D, c, rows, first, last, coef);
+      c += 4;
+    }
   }
   switch (c1 - c) {
   case 3: columnScalars<Subtract, 3>(M, D, c, rows, first, last, coef); break;
@@ -299,7 +317,7 @@ __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D
 // In-place lower Cholesky factor of A (D x D, its lower triangle is read);
 // returns false if not PD. On U = L^T, kept in the upper triangle, row by
 // row (left-looking): row k's tail loses U_jk times row j's tail for every
-// j < k, in that order, accumulated in registers 16 columns at a time, then
+// j < k, in that order, accumulated in registers 4 vectors at a time, then
 // is divided by its pivot's square root. Every entry sees the same
 // operations in the same order as the right-looking form (row j's tail
 // subtracted from every later row once row j is final), so the results are
@@ -310,7 +328,8 @@ __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D
 // row k is final and row k + 1 loses it, its last term. Row k + 1's column
 // k, computed on the way, lies in the lower triangle, which only such
 // entries read and which is overwritten at the end.
-__attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
+template <int Lanes>
+__attribute__((always_inline)) inline bool choleskyLanes(int64_t D, double* L) {
   mirrorTriangle<true, false>(D, L);
   const auto fromRow0 = [](int64_t) { return int64_t(0); };
   const auto pivot = [&](int64_t k) {
@@ -326,7 +345,7 @@ __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
   for (; k + 1 < D; k += 2) {
     double* u0 = L + k * D;
     double* u1 = u0 + D;
-    columnSums<true, 2>(L, D, k, D, SpdRows<2>{{u0, u1}, {u0, u1}}, fromRow0, k,
+    columnSums<true, 2, Lanes>(L, D, k, D, SpdRows<2>{{u0, u1}, {u0, u1}}, fromRow0, k,
                         [&](int p, int64_t j) { return L[j * D + k + p]; });
     if (!pivot(k)) return false;
     const double f = u0[k + 1];
@@ -335,7 +354,7 @@ __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
   }
   if (k < D) {
     double* uk = L + k * D;
-    columnSums<true, 1>(L, D, k, D, SpdRows<1>{{uk}, {uk}}, fromRow0, k, [&](int, int64_t j) { return L[j * D + k]; });
+    columnSums<true, 1, Lanes>(L, D, k, D, SpdRows<1>{{uk}, {uk}}, fromRow0, k, [&](int, int64_t j) { return L[j * D + k]; });
     if (!pivot(k)) return false;
   }
   mirrorTriangle<false, true>(D, L); // U^T into the lower triangle, the upper cleared
@@ -345,7 +364,7 @@ __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
 // inv = (L L^T)^-1 from the Cholesky factor L, which is overwritten with L^-1:
 //   row i of L^-1 = (e_i - sum_{k<i} L_ik row k of L^-1) / L_ii   (inv's row i as the accumulator)
 //   inv_ab = sum_{k >= max(a,b)} L^-1_ka L^-1_kb                  (upper half, then mirrored)
-// Each sum in increasing k, 16 columns at a time in registers; a block's
+// Each sum in increasing k, 4 vectors at a time in registers; a block's
 // columns left of the diagonal of row k read L^-1's zeros there, which add
 // +0 to a sum still at +0: the same bits as summing each entry alone.
 // Two rows at a time, as the Cholesky factor: rows i and i + 1 of L^-1
@@ -353,7 +372,8 @@ __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
 // finished row i; row i's column i on the way is scratch), and rows a and
 // a + 1 of inv together over every k (row a + 1's column a on the way lies
 // in the lower triangle, mirrored over at the end).
-__attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L, double* inv) {
+template <int Lanes>
+__attribute__((always_inline)) inline void choleskyInverseLanes(int64_t D, double* L, double* inv) {
   const auto fromBlock = [](int64_t b) { return b; };
   const auto invertRow = [&](int64_t i) {
     double* li = L + i * D;
@@ -366,7 +386,7 @@ __attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L,
   for (; i + 1 < D; i += 2) {
     double* acc0 = inv + i * D;
     double* acc1 = acc0 + D;
-    columnSums<true, 2>(L, D, 0, i + 1, SpdRows<2>{{nullptr, nullptr}, {acc0, acc1}}, fromBlock, i,
+    columnSums<true, 2, Lanes>(L, D, 0, i + 1, SpdRows<2>{{nullptr, nullptr}, {acc0, acc1}}, fromBlock, i,
                         [&](int p, int64_t k) { return L[(i + p) * D + k]; });
     invertRow(i);
     const double f = L[(i + 1) * D + i];
@@ -375,18 +395,58 @@ __attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L,
     invertRow(i + 1);
   }
   if (i < D) {
-    columnSums<true, 1>(L, D, 0, i, SpdRows<1>{{nullptr}, {inv + i * D}}, fromBlock, i,
+    columnSums<true, 1, Lanes>(L, D, 0, i, SpdRows<1>{{nullptr}, {inv + i * D}}, fromBlock, i,
                         [&](int, int64_t k) { return L[i * D + k]; });
     invertRow(i);
   }
   int64_t a = 0;
   for (; a + 1 < D; a += 2)
-    columnSums<false, 2>(L, D, a, D, SpdRows<2>{{nullptr, nullptr}, {inv + a * D, inv + (a + 1) * D}}, fromBlock, D,
+    columnSums<false, 2, Lanes>(L, D, a, D, SpdRows<2>{{nullptr, nullptr}, {inv + a * D, inv + (a + 1) * D}}, fromBlock, D,
                          [&](int p, int64_t k) { return L[k * D + a + p]; });
   if (a < D)
-    columnSums<false, 1>(L, D, a, D, SpdRows<1>{{nullptr}, {inv + a * D}}, fromBlock, D,
+    columnSums<false, 1, Lanes>(L, D, a, D, SpdRows<1>{{nullptr}, {inv + a * D}}, fromBlock, D,
                          [&](int, int64_t k) { return L[k * D + a]; });
   mirrorTriangle<false, false>(D, inv);
+}
+
+/// The SPD algebra in vectors of 8 lanes, for the copies that run on
+/// AVX-512: choleskyLanes<8> and choleskyInverseLanes<8>, compiled once for
+/// AVX-512 (runtime/kernels/DenseAlgebra.cpp) rather than in every copy of
+/// every kernel that inlines the algebra. The same bits as 4 lanes.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PPC_RUNTIME_BITCODE)
+#define PPC_SPD_WIDE 1
+#endif
+}  // namespace
+namespace ppc::rt::spd {
+bool choleskyWide(int64_t D, double* L);
+void choleskyInverseWide(int64_t D, double* L, double* inv);
+}  // namespace ppc::rt::spd
+namespace {
+
+/// Whether this copy runs on AVX-512 (the wide SPD algebra's ISA).
+inline bool spdWide() {
+#ifdef PPC_SPD_WIDE
+  return ppc::rt::vectorIsa() == ppc::rt::VectorIsa::Avx512;
+#else
+  return false;
+#endif
+}
+
+/// The lower Cholesky factor in place (choleskyLanes): 8 lanes on AVX-512
+/// (BM_SpdInverse/64 9.2 against 10.7 us on Zen 5), else 4, inlined.
+__attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
+#ifdef PPC_SPD_WIDE
+  if (spdWide()) return ppc::rt::spd::choleskyWide(D, L);
+#endif
+  return choleskyLanes<4>(D, L);
+}
+
+/// The inverse from the Cholesky factor (choleskyInverseLanes), as cholesky.
+__attribute__((always_inline)) inline void choleskyInverse(int64_t D, double* L, double* inv) {
+#ifdef PPC_SPD_WIDE
+  if (spdWide()) return ppc::rt::spd::choleskyInverseWide(D, L, inv);
+#endif
+  choleskyInverseLanes<4>(D, L, inv);
 }
 
 __attribute__((always_inline)) inline double logdetFromCholesky(int64_t D, const double* L) {

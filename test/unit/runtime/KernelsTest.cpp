@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "runtime/Distributions.h"
@@ -277,30 +279,43 @@ MatrixXd randomSpd(int64_t D, std::mt19937_64& rng) {
   return B * B.transpose() / double(D) + 0.5 * MatrixXd::Identity(D, D);
 }
 
-// The Cholesky factor and inverse take rows two at a time, 16 columns in
-// registers, then the rest's vectors and last columns, and mirror their
-// triangles in 4 x 4 blocks: every dimension up to past two blocks, odd and
-// even (a lone last row, a partial block), from the input's lower triangle
-// only, against Eigen's inverse and determinant; and a matrix that fails at
-// the second row of a pair, or at the lone last row, is reported.
+// The Cholesky factor and inverse take rows two at a time, 4 vectors in
+// registers (of 4 lanes, or of 8 on AVX-512), then the rest's vectors and
+// last columns, and mirror their triangles in 4 x 4 blocks: every dimension
+// up to past two blocks, odd and even (a lone last row, every kind of
+// remainder), from the input's lower triangle only, against Eigen's inverse
+// and determinant, with the same bits on every ISA the CPU runs; and a
+// matrix that fails at the second row of a pair, or at the lone last row,
+// is reported.
 TEST(DenseAlgebra, SpdInverseEveryDimensionMatchesEigen) {
   std::mt19937_64 rng(7);
-  for (int64_t D : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 35, 64}) {
+  for (int64_t D : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 18, 20, 28, 31, 32, 33, 35, 39, 44, 47, 63, 64}) {
     const MatrixXd A = randomSpd(D, rng);
-    std::vector<double> a(size_t(D * D)), inv(a.size()), scratch(a.size());
+    std::vector<double> a(size_t(D * D)), inv(a.size()), scratch(a.size()), first;
     for (int64_t i = 0; i < D; ++i) // only the lower triangle is read: NaNs above it
       for (int64_t j = 0; j < D; ++j) a[size_t(i * D + j)] = j <= i ? A(i, j) : std::nan("");
-    double logdet = 0.0;
-    ASSERT_EQ(ppc_spd_inverse_logdet(D, a.data(), inv.data(), &logdet, scratch.data()), 0) << D;
     const MatrixXd want = A.inverse();
-    double err = 0.0;
-    for (int64_t i = 0; i < D; ++i)
-      for (int64_t j = 0; j < D; ++j) err = std::max(err, std::abs(inv[size_t(i * D + j)] - want(i, j)));
-    EXPECT_LE(err, 1e-12 * want.cwiseAbs().maxCoeff()) << "D = " << D;
-    EXPECT_LE(rel(logdet, std::log(A.determinant())), 1e-12) << "D = " << D;
-    for (int64_t i = 0; i < D; ++i)
-      for (int64_t j = 0; j < i; ++j) EXPECT_EQ(inv[size_t(i * D + j)], inv[size_t(j * D + i)]);
+    for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
+      std::string error;
+      ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::VectorIsa(level), error)) << error;
+      SCOPED_TRACE(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))) + " D = " + std::to_string(D));
+      double logdet = 0.0;
+      ASSERT_EQ(ppc_spd_inverse_logdet(D, a.data(), inv.data(), &logdet, scratch.data()), 0);
+      double err = 0.0;
+      for (int64_t i = 0; i < D; ++i)
+        for (int64_t j = 0; j < D; ++j) err = std::max(err, std::abs(inv[size_t(i * D + j)] - want(i, j)));
+      EXPECT_LE(err, 1e-12 * want.cwiseAbs().maxCoeff());
+      EXPECT_LE(rel(logdet, std::log(A.determinant())), 1e-12);
+      for (int64_t i = 0; i < D; ++i)
+        for (int64_t j = 0; j < i; ++j) EXPECT_EQ(inv[size_t(i * D + j)], inv[size_t(j * D + i)]);
+      if (first.empty())
+        first = inv;
+      else
+        EXPECT_EQ(std::memcmp(first.data(), inv.data(), sizeof(double) * inv.size()), 0);
+    }
   }
+  std::string error;
+  ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
   for (int64_t D : {4, 5}) { // fails at row 3 (a pair's second) and at row 4 (D = 5's lone last row)
     MatrixXd A = MatrixXd::Identity(D, D);
     A(D - 1, D - 2) = A(D - 2, D - 1) = 2.0;
