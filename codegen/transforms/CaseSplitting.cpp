@@ -1,12 +1,14 @@
 //===- codegen/transforms/CaseSplitting.cpp - dense products on threads --===//
 //
-// A plan transformation after batch-statistics (BatchStatistics.cpp). A
-// Gaussian mixture's two dense products, the weighted moments of the data
-// per case and the moment products of every datum with every case, are one
-// call each at the top of a block, so they ran on one thread whatever
-// --threads said: on digits (K = 10, D = 64) they are two thirds of an
-// iteration. Their cases are independent, so each becomes a parallel loop
-// of calls on ranges of the cases, one range per thread:
+// A plan transformation after batch-statistics and batch-linear
+// (BatchStatistics.cpp, LinearStatistics.cpp). A Gaussian mixture's two
+// dense products, the weighted moments of the data per case and the moment
+// products of every datum with every case, are one call each at the top of
+// a block, so they ran on one thread whatever --threads said: on digits
+// (K = 10, D = 64) they are two thirds of an iteration; so are a Bernoulli
+// mixture's W^T X and X H^T (ppc_binary_column_means, _linear_forms). Their
+// cases are independent, so each becomes a parallel loop of calls on ranges
+// of the cases, one range per thread:
 //
 //   ppc_weights_changed(N*K, w, memo, &changed)               (the memo, checked once)
 //   parallel for r < R { ppc_gaussian_weighted_moments_cases(N, K, r*C, r*C + C, ..., &changed) }
@@ -28,8 +30,8 @@
 namespace ppc::codegen {
 namespace {
 
-/// Below this many multiply-adds (N D^2 K) a product stays one call: a
-/// thread's start costs more than it saves.
+/// Below this many multiply-adds (N D^2 K; N D K for 0/1 data) a product
+/// stays one call: a thread's start costs more than it saves.
 constexpr int64_t kMinWork = int64_t(1) << 21;
 
 class CaseSplitting {
@@ -75,19 +77,25 @@ private:
   }
 
   bool split(const Stmt &s, std::vector<Stmt> &out) {
+    // The Gaussian products (N D^2 K multiply-adds) and the 0/1 data's
+    // (N D K additions; codegen/transforms/LinearStatistics.cpp).
     const bool moments = isCall(s, "ppc_gaussian_weighted_moments"),
-               products = isCall(s, "ppc_gaussian_moment_products");
-    if (!moments && !products)
+               products = isCall(s, "ppc_gaussian_moment_products"),
+               binaryMeans = isCall(s, "ppc_binary_column_means"), binaryForms = isCall(s, "ppc_binary_linear_forms");
+    if (!moments && !products && !binaryMeans && !binaryForms)
       return false;
     const auto N = p_.constantOf(s.args[0].expr), K = p_.constantOf(s.args[1].expr),
-               D = p_.constantOf(s.args[moments ? 3 : 2].expr);
-    if (!N || !K || !D || *K < 2 || *N * *D * *D * *K < kMinWork)
+               D = p_.constantOf(s.args[moments || binaryMeans ? 3 : 2].expr);
+    const bool binary = binaryMeans || binaryForms;
+    if (!N || !K || !D || *K < 2 || *N * *D * (binary ? 1 : *D) * *K < kMinWork)
       return false;
-    if (products) {
-      out.push_back(rangesLoop("ppc_gaussian_moment_products_cases", s.args, 2, *K, s.note));
+    if (products || binaryForms) {
+      out.push_back(rangesLoop(products ? "ppc_gaussian_moment_products_cases" : "ppc_binary_linear_forms_cases",
+                               s.args, 2, *K, s.note));
       return true;
     }
-    // (n, k, w, D, x, means, totals, memo): the memo is checked once, before the ranges.
+    // (n, k, w, D, x (or the ones), means, totals, memo): the memo is
+    // checked once, before the ranges.
     std::vector<Arg> args(s.args.begin(), s.args.end() - 1);
     const Arg &memo = s.args.back();
     if (memo.kind == Arg::Kind::Pointer) {
@@ -101,7 +109,8 @@ private:
     } else {
       args.push_back(memo); // null: always computed
     }
-    out.push_back(rangesLoop("ppc_gaussian_weighted_moments_cases", std::move(args), 2, *K, s.note));
+    out.push_back(rangesLoop(moments ? "ppc_gaussian_weighted_moments_cases" : "ppc_binary_column_means_cases",
+                             std::move(args), 2, *K, s.note));
     return true;
   }
 

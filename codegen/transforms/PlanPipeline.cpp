@@ -31,13 +31,14 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        "an observed (Mv)Gaussian's per-datum, per-case messages and ELBO terms become matrix products of the "
        "data's sufficient statistics",
        batchObservedStatistics},
-      {"split-cases",
-       "the mixtures' dense products run as parallel calls on ranges of the cases, one per thread (--threads)",
-       splitCasesOverThreads},
       {"batch-linear",
        "an observed Bernoulli's per-datum, per-column, per-case messages, ELBO terms and evidence become the "
        "products W^T X and X H^T",
        batchLinearStatistics},
+      {"split-cases",
+       "the mixtures' dense products (Gaussian and 0/1 data) run as parallel calls on ranges of the cases, one per "
+       "thread (--threads)",
+       splitCasesOverThreads},
       {"batch-dot",
        "an inner product with a known operand (w.dot(x(i))) runs on blocks of rows before and after its data "
        "loop, its message's X^T X tabulated once",

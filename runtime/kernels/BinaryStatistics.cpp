@@ -18,8 +18,12 @@
 // slower for X H^T, 4.3 ms, on Zen 5's AVX2 path; not taken without a
 // measurement on an AVX2-only host).
 //
-// Called by the plans of codegen/transforms/LinearStatistics.cpp, one copy
-// per vector ISA as the dense kernels (runtime/kernels/IsaVectors.h).
+// Called by the plans of codegen/transforms/LinearStatistics.cpp (on
+// ranges of the cases, one per thread, after CaseSplitting.cpp), one copy
+// per vector ISA as the dense kernels (runtime/kernels/IsaVectors.h). In
+// every kernel, k is the cases computed (a range of them, from the first
+// case's column of w, eta, offsets and out) and ws the row stride of w and
+// out (all the cases).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/kernels/BinaryStatistics.h"
@@ -42,12 +46,12 @@ using ppc::rt::isa::sameWeights;
 
 /// Column-major sums S[c][j] (rows of V W) += w_ij for each one (i, c).
 template <int W, int V>
-__attribute__((always_inline)) inline void onesColumnSums(int64_t n, int64_t k, const double* w, const int64_t* rows,
-                                                          const int64_t* columns, double* S) {
+__attribute__((always_inline)) inline void onesColumnSums(int64_t n, int64_t k, const double* w, int64_t ws,
+                                                          const int64_t* rows, const int64_t* columns, double* S) {
   constexpr int64_t KP = int64_t(V) * W;
   double wi[KP] = {};
   for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < k; ++j) wi[j] = w[i * k + j];
+    for (int64_t j = 0; j < k; ++j) wi[j] = w[i * ws + j];
     typename Lanes<W>::Vec wv[V];
     for (int v = 0; v < V; ++v) wv[v] = PPC_VLOAD(W, wi + v * W);
     for (int64_t e = rows[i]; e < rows[i + 1]; ++e) {
@@ -61,7 +65,7 @@ __attribute__((always_inline)) inline void onesColumnSums(int64_t n, int64_t k, 
 template <int W, int V>
 __attribute__((always_inline)) inline void onesLinearForms(int64_t n, int64_t k, const int64_t* rows,
                                                            const int64_t* columns, const double* etaT,
-                                                           const double* offsets, double* out) {
+                                                           const double* offsets, double* out, int64_t ws) {
   constexpr int64_t KP = int64_t(V) * W;
   for (int64_t i = 0; i < n; ++i) {
     // Four independent sums (a chain of additions would wait on each one's latency).
@@ -80,7 +84,7 @@ __attribute__((always_inline)) inline void onesLinearForms(int64_t n, int64_t k,
     }
     double row[KP];
     for (int v = 0; v < V; ++v) PPC_VSTORE(row + v * W, (acc[0][v] + acc[1][v]) + (acc[2][v] + acc[3][v]));
-    for (int64_t j = 0; j < k; ++j) out[i * k + j] = row[j] + offsets[j];
+    for (int64_t j = 0; j < k; ++j) out[i * ws + j] = row[j] + offsets[j];
   }
 }
 
@@ -107,11 +111,11 @@ constexpr int kMaskedColumnCases = 12;
 constexpr int kMaskedFormRows = 4;
 constexpr int kMaskedFormCases = 5;
 
-/// S[j][c] (rows of DP, a multiple of 16 columns) += w_ij x_ic for rows
-/// i0 .. i1 and the KG cases from j0.
+/// S[u][c] (rows of DP, a multiple of 16 columns) += w_iu x_ic for rows
+/// i0 .. i1 and the KG cases of w (row stride ws).
 template <int KG>
-PPC_TARGET_AVX512 void maskedColumnSums(int64_t i0, int64_t i1, int64_t k, int64_t j0, const double* w,
-                                        const int64_t* bits, int64_t words, int64_t DP, double* S) {
+PPC_TARGET_AVX512 void maskedColumnSums(int64_t i0, int64_t i1, const double* w, int64_t ws, const int64_t* bits,
+                                        int64_t words, int64_t DP, double* S) {
   constexpr int CB = kMaskedColumnVectors;
   for (int64_t c0 = 0; c0 < DP; c0 += 8 * CB) {
     __m512d acc[KG][CB];
@@ -121,7 +125,7 @@ PPC_TARGET_AVX512 void maskedColumnSums(int64_t i0, int64_t i1, int64_t k, int64
       const uint8_t* b = rowBits(bits, words, i) + c0 / 8;
       __mmask8 m[CB];
       for (int v = 0; v < CB; ++v) m[v] = b[v];
-      const double* wi = w + i * k + j0;
+      const double* wi = w + i * ws;
       for (int u = 0; u < KG; ++u) {
         const __m512d wu = _mm512_set1_pd(wi[u]);
         for (int v = 0; v < CB; ++v) acc[u][v] = _mm512_mask_add_pd(acc[u][v], m[v], acc[u][v], wu);
@@ -129,17 +133,17 @@ PPC_TARGET_AVX512 void maskedColumnSums(int64_t i0, int64_t i1, int64_t k, int64
     }
     for (int u = 0; u < KG; ++u)
       for (int v = 0; v < CB; ++v) {
-        double* s = S + (j0 + u) * DP + c0 + 8 * v;
+        double* s = S + u * DP + c0 + 8 * v;
         _mm512_storeu_pd(s, _mm512_add_pd(_mm512_loadu_pd(s), acc[u][v]));
       }
   }
 }
 
-/// out[i][j] = offsets[j] + sum_c x_ic eta[j][c] for the R rows from i0 and
-/// the KG cases from j0 (eta's rows of DP, a multiple of 8, zero-padded).
+/// out[i][u] (row stride ws) = offsets[u] + sum_c x_ic eta[u][c] for the R
+/// rows from i0 and KG cases (eta's rows of DP, a multiple of 8, zero-padded).
 template <int KG, int R>
-PPC_TARGET_AVX512 void maskedLinearForms(int64_t i0, int64_t k, int64_t j0, const int64_t* bits, int64_t words,
-                                         int64_t DP, const double* eta, const double* offsets, double* out) {
+PPC_TARGET_AVX512 void maskedLinearForms(int64_t i0, const int64_t* bits, int64_t words, int64_t DP, const double* eta,
+                                         const double* offsets, double* out, int64_t ws) {
   __m512d acc[R][KG];
   for (int r = 0; r < R; ++r)
     for (int u = 0; u < KG; ++u) acc[r][u] = _mm512_setzero_pd();
@@ -147,12 +151,12 @@ PPC_TARGET_AVX512 void maskedLinearForms(int64_t i0, int64_t k, int64_t j0, cons
     __mmask8 m[R];
     for (int r = 0; r < R; ++r) m[r] = rowBits(bits, words, i0 + r)[cv];
     for (int u = 0; u < KG; ++u) {
-      const __m512d e = _mm512_loadu_pd(eta + (j0 + u) * DP + cv * 8);
+      const __m512d e = _mm512_loadu_pd(eta + u * DP + cv * 8);
       for (int r = 0; r < R; ++r) acc[r][u] = _mm512_mask_add_pd(acc[r][u], m[r], acc[r][u], e);
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int u = 0; u < KG; ++u) out[(i0 + r) * k + j0 + u] = laneSum(acc[r][u]) + offsets[j0 + u];
+    for (int u = 0; u < KG; ++u) out[(i0 + r) * ws + u] = laneSum(acc[r][u]) + offsets[u];
 }
 
 /// Groups of at most G cases, as even as they come: K = 10 is one group of
@@ -178,35 +182,37 @@ inline int64_t caseGroup(int64_t k, int G) {
   case 11: CALL(11); break;                                                                                      \
   case 12: CALL(12); break;
 
-/// S (k rows of DP = D rounded up to 16, zeroed) = W^T X.
-void maskedColumnSumsAll(int64_t n, int64_t k, const double* w, const int64_t* bits, int64_t words, int64_t DP,
-                         double* S) {
+/// S (k rows of DP = D rounded up to 16, zeroed) = W^T X for w's k cases.
+void maskedColumnSumsAll(int64_t n, int64_t k, const double* w, int64_t ws, const int64_t* bits, int64_t words,
+                         int64_t DP, double* S) {
   // Blocks of rows whose bits and weights stay in L1 across the column tiles.
   constexpr int64_t kRowBlock = 256;
   const int64_t G = caseGroup(k, kMaskedColumnCases);
   for (int64_t i0 = 0; i0 < n; i0 += kRowBlock)
     for (int64_t j0 = 0; j0 < k; j0 += G) {
-      const int64_t i1 = std::min(n, i0 + kRowBlock), kg = std::min(G, k - j0);
-#define PPC_CALL(KG) maskedColumnSums<KG>(i0, i1, k, j0, w, bits, words, DP, S)
-      switch (kg) { PPC_CASES_UP_TO_5(PPC_CALL) PPC_CASES_6_TO_12(PPC_CALL) }
+      const int64_t i1 = std::min(n, i0 + kRowBlock);
+#define PPC_CALL(KG) maskedColumnSums<KG>(i0, i1, w + j0, ws, bits, words, DP, S + j0 * DP)
+      switch (std::min(G, k - j0)) { PPC_CASES_UP_TO_5(PPC_CALL) PPC_CASES_6_TO_12(PPC_CALL) }
 #undef PPC_CALL
     }
 }
 
-/// out = X eta^T + offsets (eta: k rows of DP = D rounded up to 8, zero-padded).
+/// out = X eta^T + offsets for k cases (eta: k rows of DP = D rounded up to
+/// 8, zero-padded; out's row stride ws).
 void maskedLinearFormsAll(int64_t n, int64_t k, const int64_t* bits, int64_t words, int64_t DP, const double* eta,
-                          const double* offsets, double* out) {
+                          const double* offsets, double* out, int64_t ws) {
   const int64_t G = caseGroup(k, kMaskedFormCases);
   int64_t i0 = 0;
   for (; i0 + kMaskedFormRows <= n; i0 += kMaskedFormRows)
     for (int64_t j0 = 0; j0 < k; j0 += G) {
-#define PPC_CALL(KG) maskedLinearForms<KG, kMaskedFormRows>(i0, k, j0, bits, words, DP, eta, offsets, out)
+#define PPC_CALL(KG)                                                                                             \
+  maskedLinearForms<KG, kMaskedFormRows>(i0, bits, words, DP, eta + j0 * DP, offsets + j0, out + j0, ws)
       switch (std::min(G, k - j0)) { PPC_CASES_UP_TO_5(PPC_CALL) }
 #undef PPC_CALL
     }
   for (; i0 < n; ++i0)
     for (int64_t j0 = 0; j0 < k; j0 += G) {
-#define PPC_CALL(KG) maskedLinearForms<KG, 1>(i0, k, j0, bits, words, DP, eta, offsets, out)
+#define PPC_CALL(KG) maskedLinearForms<KG, 1>(i0, bits, words, DP, eta + j0 * DP, offsets + j0, out + j0, ws)
       switch (std::min(G, k - j0)) { PPC_CASES_UP_TO_5(PPC_CALL) }
 #undef PPC_CALL
     }
@@ -226,9 +232,9 @@ template <int W> constexpr int vectorsFor(int64_t k) { return k <= W ? 1 : k <= 
   }
 
 template <int W>
-__attribute__((always_inline)) inline bool onesColumnSumsAnyK(int64_t n, int64_t k, const double* w, const int64_t* rows,
-                                                              const int64_t* columns, double* S) {
-#define PPC_CALL(W_, V_) onesColumnSums<W_, V_>(n, k, w, rows, columns, S)
+__attribute__((always_inline)) inline bool onesColumnSumsAnyK(int64_t n, int64_t k, const double* w, int64_t ws,
+                                                              const int64_t* rows, const int64_t* columns, double* S) {
+#define PPC_CALL(W_, V_) onesColumnSums<W_, V_>(n, k, w, ws, rows, columns, S)
   PPC_ONES_DISPATCH(W, PPC_CALL)
 #undef PPC_CALL
 }
@@ -236,8 +242,8 @@ __attribute__((always_inline)) inline bool onesColumnSumsAnyK(int64_t n, int64_t
 template <int W>
 __attribute__((always_inline)) inline bool onesLinearFormsAnyK(int64_t n, int64_t k, const int64_t* rows,
                                                                const int64_t* columns, const double* etaT,
-                                                               const double* offsets, double* out) {
-#define PPC_CALL(W_, V_) onesLinearForms<W_, V_>(n, k, rows, columns, etaT, offsets, out)
+                                                               const double* offsets, double* out, int64_t ws) {
+#define PPC_CALL(W_, V_) onesLinearForms<W_, V_>(n, k, rows, columns, etaT, offsets, out, ws)
   PPC_ONES_DISPATCH(W, PPC_CALL)
 #undef PPC_CALL
 }
@@ -250,27 +256,28 @@ inline int64_t onesRowWidth(int64_t k, int W) {
 }
 
 #ifdef PPC_HAVE_ISA_COPIES
-PPC_TARGET_AVX2 bool onesColumnSumsAvx2(int64_t n, int64_t k, const double* w, const int64_t* rows,
+PPC_TARGET_AVX2 bool onesColumnSumsAvx2(int64_t n, int64_t k, const double* w, int64_t ws, const int64_t* rows,
                                         const int64_t* columns, double* S) {
-  return onesColumnSumsAnyK<4>(n, k, w, rows, columns, S);
+  return onesColumnSumsAnyK<4>(n, k, w, ws, rows, columns, S);
 }
 PPC_TARGET_AVX2 bool onesLinearFormsAvx2(int64_t n, int64_t k, const int64_t* rows, const int64_t* columns,
-                                         const double* etaT, const double* offsets, double* out) {
-  return onesLinearFormsAnyK<4>(n, k, rows, columns, etaT, offsets, out);
+                                         const double* etaT, const double* offsets, double* out, int64_t ws) {
+  return onesLinearFormsAnyK<4>(n, k, rows, columns, etaT, offsets, out, ws);
 }
 #endif
 
-}  // namespace
-
-extern "C" {
-
-PPC_DISPATCHED_KERNEL void ppc_binary_column_means(int64_t n, int64_t k, const double* w, int64_t D,
-                                                   const int64_t* rows, const int64_t* columns, const int64_t* bits,
-                                                   double* means, double* totals, double* memo) {
-  if (memo && sameWeights(n * k, w, memo)) return; // means and totals are still theirs
+/// Cases [j0, j1) of ppc_binary_column_means.
+void columnMeansCases(int64_t n, int64_t ws, int64_t j0, int64_t j1, const double* w, int64_t D, const int64_t* rows,
+                      const int64_t* columns, const int64_t* bits, double* means, double* totals) {
+  j1 = std::min(j1, ws);
+  if (j0 >= j1) return;
+  const int64_t k = j1 - j0;
+  w += j0;
+  means += j0 * D;
+  totals += j0;
   for (int64_t j = 0; j < k; ++j) totals[j] = 0.0;
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j) totals[j] += w[i * k + j];
+    for (int64_t j = 0; j < k; ++j) totals[j] += w[i * ws + j];
   // S[c * KP + j] (column-major: the sums over the ones) or S[j * KP + c]
   // (row-major, KP = D rounded up to 16: the masked sums).
   int64_t KP = 0;
@@ -281,7 +288,7 @@ PPC_DISPATCHED_KERNEL void ppc_binary_column_means(int64_t n, int64_t k, const d
     KP = (D + 15) / 16 * 16;
     rowMajor = true;
     S = static_cast<double*>(std::calloc(static_cast<size_t>(k * KP), sizeof(double)));
-    maskedColumnSumsAll(n, k, w, bits, (D + 63) / 64, KP, S);
+    maskedColumnSumsAll(n, k, w, ws, bits, (D + 63) / 64, KP, S);
   }
 #else
   (void)bits;
@@ -292,12 +299,12 @@ PPC_DISPATCHED_KERNEL void ppc_binary_column_means(int64_t n, int64_t k, const d
     S = static_cast<double*>(std::calloc(static_cast<size_t>(D * KP), sizeof(double)));
     bool done = false;
 #ifdef PPC_HAVE_ISA_COPIES
-    if (W == 4) done = onesColumnSumsAvx2(n, k, w, rows, columns, S);
+    if (W == 4) done = onesColumnSumsAvx2(n, k, w, ws, rows, columns, S);
 #endif
-    if (!done && !onesColumnSumsAnyK<2>(n, k, w, rows, columns, S))
+    if (!done && !onesColumnSumsAnyK<2>(n, k, w, ws, rows, columns, S))
       for (int64_t i = 0; i < n; ++i) // more cases than four vectors hold
         for (int64_t e = rows[i]; e < rows[i + 1]; ++e)
-          for (int64_t j = 0; j < k; ++j) S[columns[e] * KP + j] += w[i * k + j];
+          for (int64_t j = 0; j < k; ++j) S[columns[e] * KP + j] += w[i * ws + j];
   }
   for (int64_t j = 0; j < k; ++j) {
     const double inv = totals[j] > 0 ? 1.0 / totals[j] : 0.0;
@@ -306,9 +313,16 @@ PPC_DISPATCHED_KERNEL void ppc_binary_column_means(int64_t n, int64_t k, const d
   std::free(S);
 }
 
-PPC_DISPATCHED_KERNEL void ppc_binary_linear_forms(int64_t n, int64_t k, int64_t D, const int64_t* rows,
-                                                   const int64_t* columns, const int64_t* bits, const double* eta,
-                                                   const double* offsets, double* out) {
+/// Cases [j0, j1) of ppc_binary_linear_forms.
+void linearFormsCases(int64_t n, int64_t ws, int64_t j0, int64_t j1, int64_t D, const int64_t* rows,
+                      const int64_t* columns, const int64_t* bits, const double* eta, const double* offsets,
+                      double* out) {
+  j1 = std::min(j1, ws);
+  if (j0 >= j1) return;
+  const int64_t k = j1 - j0;
+  eta += j0 * D;
+  offsets += j0;
+  out += j0;
   const int W = levelWidth();
 #ifdef PPC_HAVE_ISA_COPIES
   if (W == 8) {
@@ -316,7 +330,7 @@ PPC_DISPATCHED_KERNEL void ppc_binary_linear_forms(int64_t n, int64_t k, int64_t
     const int64_t DP = (D + 7) / 8 * 8;
     double* etaP = static_cast<double*>(std::calloc(static_cast<size_t>(k * DP), sizeof(double)));
     for (int64_t j = 0; j < k; ++j) std::memcpy(etaP + j * DP, eta + j * D, sizeof(double) * static_cast<size_t>(D));
-    maskedLinearFormsAll(n, k, bits, (D + 63) / 64, DP, etaP, offsets, out);
+    maskedLinearFormsAll(n, k, bits, (D + 63) / 64, DP, etaP, offsets, out, ws);
     std::free(etaP);
     return;
   }
@@ -329,16 +343,58 @@ PPC_DISPATCHED_KERNEL void ppc_binary_linear_forms(int64_t n, int64_t k, int64_t
     for (int64_t c = 0; c < D; ++c) etaT[c * KP + j] = eta[j * D + c];
   bool done = false;
 #ifdef PPC_HAVE_ISA_COPIES
-  if (W == 4) done = onesLinearFormsAvx2(n, k, rows, columns, etaT, offsets, out);
+  if (W == 4) done = onesLinearFormsAvx2(n, k, rows, columns, etaT, offsets, out, ws);
 #endif
-  if (!done && !onesLinearFormsAnyK<2>(n, k, rows, columns, etaT, offsets, out))
-    for (int64_t i = 0; i < n; ++i) { // more cases than four vectors hold
-      double* oi = out + i * k;
-      for (int64_t j = 0; j < k; ++j) oi[j] = offsets[j];
-      for (int64_t e = rows[i]; e < rows[i + 1]; ++e)
-        for (int64_t j = 0; j < k; ++j) oi[j] += etaT[columns[e] * KP + j];
+  if (!done && !onesLinearFormsAnyK<2>(n, k, rows, columns, etaT, offsets, out, ws)) {
+    // More cases than four vectors hold: the vectors' sums one case at a
+    // time (four partial sums, the ones taken in turn), so that a range of
+    // the cases that fits in vectors gives the same bits.
+    double* part = static_cast<double*>(std::malloc(sizeof(double) * static_cast<size_t>(4 * k)));
+    for (int64_t i = 0; i < n; ++i) {
+      std::memset(part, 0, sizeof(double) * static_cast<size_t>(4 * k));
+      for (int64_t e = rows[i], u = 0; e < rows[i + 1]; ++e, u = (u + 1) % 4) {
+        // The last ones (fewer than four) all go to the first sum, as in the vectors.
+        const int64_t to = rows[i + 1] - e <= (rows[i + 1] - rows[i]) % 4 ? 0 : u;
+        for (int64_t j = 0; j < k; ++j) part[to * k + j] += etaT[columns[e] * KP + j];
+      }
+      for (int64_t j = 0; j < k; ++j)
+        out[i * ws + j] = ((part[j] + part[k + j]) + (part[2 * k + j] + part[3 * k + j])) + offsets[j];
     }
+    std::free(part);
+  }
   std::free(etaT);
+}
+
+}  // namespace
+
+extern "C" {
+
+PPC_DISPATCHED_KERNEL void ppc_binary_column_means(int64_t n, int64_t k, const double* w, int64_t D,
+                                                   const int64_t* rows, const int64_t* columns, const int64_t* bits,
+                                                   double* means, double* totals, double* memo) {
+  if (memo && sameWeights(n * k, w, memo)) return; // means and totals are still theirs
+  columnMeansCases(n, k, 0, k, w, D, rows, columns, bits, means, totals);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_binary_column_means_cases(int64_t n, int64_t k, int64_t j0, int64_t j1,
+                                                         const double* w, int64_t D, const int64_t* rows,
+                                                         const int64_t* columns, const int64_t* bits, double* means,
+                                                         double* totals, const double* changed) {
+  if (changed && changed[0] == 0.0) return;
+  columnMeansCases(n, k, j0, j1, w, D, rows, columns, bits, means, totals);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_binary_linear_forms(int64_t n, int64_t k, int64_t D, const int64_t* rows,
+                                                   const int64_t* columns, const int64_t* bits, const double* eta,
+                                                   const double* offsets, double* out) {
+  linearFormsCases(n, k, 0, k, D, rows, columns, bits, eta, offsets, out);
+}
+
+PPC_DISPATCHED_KERNEL void ppc_binary_linear_forms_cases(int64_t n, int64_t k, int64_t j0, int64_t j1, int64_t D,
+                                                         const int64_t* rows, const int64_t* columns,
+                                                         const int64_t* bits, const double* eta,
+                                                         const double* offsets, double* out) {
+  linearFormsCases(n, k, j0, j1, D, rows, columns, bits, eta, offsets, out);
 }
 
 }  // extern "C"
@@ -354,7 +410,9 @@ namespace ppc::rt::factors {
 namespace {
 const RuntimeSymbol kSymbols[] = {
     PPC_SYMBOL(ppc_binary_column_means),
+    PPC_SYMBOL(ppc_binary_column_means_cases),
     PPC_SYMBOL(ppc_binary_linear_forms),
+    PPC_SYMBOL(ppc_binary_linear_forms_cases),
 };
 } // namespace
 

@@ -16,8 +16,17 @@ extern "C" {
 /// from bits[i * ((D + 63) / 64)], column c at bit c % 64 of word c / 64, the bits past D zero).
 void ppc_binary_column_means(int64_t n, int64_t k, const double* w, int64_t D, const int64_t* rows,
                              const int64_t* columns, const int64_t* bits, double* means, double* totals, double* memo);
+/// ppc_binary_column_means for the cases [j0, j1) alone (their columns of w, rows of means, totals), unless
+/// changed is given and holds 0 (ppc_weights_changed: the weights are those of the last call).
+void ppc_binary_column_means_cases(int64_t n, int64_t k, int64_t j0, int64_t j1, const double* w, int64_t D,
+                                   const int64_t* rows, const int64_t* columns, const int64_t* bits, double* means,
+                                   double* totals, const double* changed);
 /// ppc_linear_forms for 0/1 data given as for ppc_binary_column_means.
 void ppc_binary_linear_forms(int64_t n, int64_t k, int64_t D, const int64_t* rows, const int64_t* columns,
                              const int64_t* bits, const double* eta, const double* offsets, double* out);
+/// ppc_binary_linear_forms for the cases [j0, j1) alone (their rows of eta, entries of offsets, columns of out).
+void ppc_binary_linear_forms_cases(int64_t n, int64_t k, int64_t j0, int64_t j1, int64_t D, const int64_t* rows,
+                                   const int64_t* columns, const int64_t* bits, const double* eta,
+                                   const double* offsets, double* out);
 
 }  // extern "C"

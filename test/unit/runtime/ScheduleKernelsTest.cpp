@@ -305,7 +305,7 @@ TEST(DenseProducts, WeightedColumnMeansAndLinearFormsMatchTheirDefinitions) {
 // vectors, one that takes the generic loops, and ones the masked kernels
 // split unevenly (13: 7 + 6 and 5 + 4 + 4); for rows of one word of bits and
 // of two (70 columns: a last word and vector partly past D), and numbers of
-// rows that leave the 4-row tiles a remainder.
+// rows that leave the 4-row tiles a remainder; and on ranges of the cases.
 TEST(DenseProducts, BinaryDataSumsOverTheOnesEqualTheDenseProducts) {
   for (auto [n, D] : {std::pair<int64_t, int64_t>{67, 29}, {261, 70}}) {
     const int64_t words = (D + 63) / 64;
@@ -351,6 +351,26 @@ TEST(DenseProducts, BinaryDataSumsOverTheOnesEqualTheDenseProducts) {
             EXPECT_NEAR(out[size_t(i * k + j)], dot, 1e-12 * (1 + std::fabs(dot))) << i << "," << j;
           }
         }
+        // On ranges of the cases (split-cases: one per thread), the same
+        // bits as the whole call; a range past k is cut at k, an empty one
+        // writes nothing, and unchanged weights (changed = 0) leave all as
+        // it was.
+        std::vector<double> rMeans(means.size(), -1.0), rTotals(totals.size(), -1.0), rOut(out.size(), -1.0);
+        const int64_t a = k / 3, b = 2 * k / 3;
+        const double yes = 1.0, no = 0.0;
+        for (auto [j0, j1] : {std::pair<int64_t, int64_t>{0, a}, {a, b}, {b, k + 5}, {k, k}}) {
+          ppc_binary_column_means_cases(n, k, j0, j1, w.data(), D, rows.data(), columns.data(), bits.data(),
+                                        rMeans.data(), rTotals.data(), j0 == 0 ? nullptr : &yes);
+          ppc_binary_linear_forms_cases(n, k, j0, j1, D, rows.data(), columns.data(), bits.data(), eta.data(),
+                                        offsets.data(), rOut.data());
+        }
+        EXPECT_EQ(std::memcmp(rMeans.data(), means.data(), sizeof(double) * means.size()), 0);
+        EXPECT_EQ(std::memcmp(rTotals.data(), totals.data(), sizeof(double) * totals.size()), 0);
+        EXPECT_EQ(std::memcmp(rOut.data(), out.data(), sizeof(double) * out.size()), 0);
+        std::vector<double> kept(means.size(), -1.0);
+        ppc_binary_column_means_cases(n, k, 0, k, w.data(), D, rows.data(), columns.data(), bits.data(), kept.data(),
+                                      rTotals.data(), &no);
+        EXPECT_EQ(kept, std::vector<double>(means.size(), -1.0));
       }
     }
   }
