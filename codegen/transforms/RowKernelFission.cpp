@@ -16,7 +16,9 @@
 // once, whose entries the kernel processes as one flat array. The same
 // values (every row kernel computes each row on its own), ELBO terms summed
 // in another order. A parallel loop gets a parallel loop over blocks of rows
-// (and one call for the rest), so that threads still share the work.
+// (and one call for the rest), so that threads still share the work. Inner
+// loops too: an array of posteriors updated in a nest (row (i * D + j) in
+// the loop over j) gets one call per iteration of the outer loop.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/plan/PlanEdits.h"
@@ -47,6 +49,10 @@ public:
         out.push_back(std::move(s));
         continue;
       }
+      // Inner loops first: a nest over an array of posteriors (a Bernoulli
+      // mixture's K x D Beta parameters) updates row (i * D + j) in its
+      // inner loop; that loop's calls move after it, inside the outer one.
+      run(s.body);
       std::vector<Stmt> after;
       while (!s.body.empty() && hoistable(s, s.body.back())) {
         after.push_back(std::move(s.body.back()));
@@ -71,8 +77,38 @@ public:
 private:
   const Expr &expr(ExprId e) const { return p_.exprs[size_t(e)]; }
 
-  /// The width of the element's row that `index` names (PlanEdits.h).
-  std::optional<int64_t> rowWidth(ExprId index, int32_t var) const { return edit::elementRowWidth(p_, index, var); }
+  /// The element's row that `index` names: (base + var) * width, base an
+  /// expression of outer loops' variables (none: row var, PlanEdits.h).
+  struct Row {
+    ExprId base = kNoExpr;
+    int64_t width = 0;
+  };
+  std::optional<Row> rowOf(ExprId index, int32_t var) const {
+    if (auto w = edit::elementRowWidth(p_, index, var))
+      return Row{kNoExpr, *w};
+    if (index == kNoExpr || expr(index).kind != Expr::Kind::MulInt)
+      return std::nullopt;
+    const Expr &m = expr(index);
+    for (auto [r, c] : {std::pair{m.a, m.b}, std::pair{m.b, m.a}}) {
+      const auto width = p_.constantOf(c);
+      if (!width || r == kNoExpr || expr(r).kind != Expr::Kind::AddInt)
+        continue;
+      const Expr &sum = expr(r);
+      if (isVar(sum.a, var) && !p_.usesVar(sum.b, var))
+        return Row{sum.b, *width};
+      if (isVar(sum.b, var) && !p_.usesVar(sum.a, var))
+        return Row{sum.a, *width};
+    }
+    return std::nullopt;
+  }
+  bool isVar(ExprId e, int32_t var) const {
+    return e != kNoExpr && expr(e).kind == Expr::Kind::LoopVar && expr(e).var == var;
+  }
+  bool sameRow(const Row &a, const Row &b) const {
+    if (a.width != b.width || (a.base == kNoExpr) != (b.base == kNoExpr))
+      return false;
+    return a.base == kNoExpr || p_.sameExpr(a.base, b.base);
+  }
 
   static bool rowKernel(std::string_view name) {
     auto endsWith = [&](std::string_view tail) {
@@ -90,7 +126,7 @@ private:
         p_.constantOf(c.args[0].expr) != 1 || c.args[0].kind != Arg::Kind::Int || c.scale != kNoExpr ||
         (c.result != Stmt::Result::Discard && c.result != Stmt::Result::Elbo))
       return false;
-    std::optional<int64_t> width;
+    std::optional<Row> row;
     std::vector<int32_t> buffers;
     for (const Arg &a : c.args) {
       // A row width that changes with the element cannot cover all rows.
@@ -100,13 +136,13 @@ private:
         continue;
       if (a.kind != Arg::Kind::Pointer)
         return false;
-      auto w = rowWidth(a.expr, loop.var);
-      if (!w || (width && *w != *width))
+      auto r = rowOf(a.expr, loop.var);
+      if (!r || (row && !sameRow(*r, *row)))
         return false;
-      width = w;
+      row = r;
       buffers.push_back(a.buffer);
     }
-    if (!width || *width >= kNarrowRow)
+    if (!row || row->width >= kNarrowRow)
       return false;
     // A loop that may end early (a nested schedule's sweeps) does not visit every row.
     for (const Stmt &o : loop.body)
@@ -117,15 +153,18 @@ private:
           std::count(loop.reductions.begin(), loop.reductions.end(), b))
         return false;
     for (const Stmt &o : loop.body)
-      if (&o != &c && !onlyRow(o, buffers, loop.var, *width))
+      if (&o != &c && !onlyRow(o, buffers, loop.var, *row))
         return false;
     return true;
   }
 
-  /// Every mention of `buffers` in s is row `var` (index var * width).
-  bool onlyRow(const Stmt &s, const std::vector<int32_t> &buffers, int32_t var, int64_t width) const {
+  /// Every mention of `buffers` in s is the element's row.
+  bool onlyRow(const Stmt &s, const std::vector<int32_t> &buffers, int32_t var, const Row &row) const {
     auto named = [&](int32_t b) { return std::count(buffers.begin(), buffers.end(), b) > 0; };
-    auto atRow = [&](ExprId index) { return rowWidth(index, var) == width; };
+    auto atRow = [&](ExprId index) {
+      auto r = rowOf(index, var);
+      return r && sameRow(*r, row);
+    };
     if (s.buffer >= 0 && named(s.buffer) && !atRow(s.index))
       return false;
     for (const Arg &a : s.args)
@@ -137,7 +176,7 @@ private:
       if (mentionsIn(a.expr, named))
         return false;
     for (const Stmt &b : s.body)
-      if (!onlyRow(b, buffers, var, width))
+      if (!onlyRow(b, buffers, var, row))
         return false;
     return true;
   }
@@ -152,13 +191,15 @@ private:
     return mentionsIn(x.a, named) || mentionsIn(x.b, named);
   }
 
-  /// The call on rows [first, first + count) instead of row `var`.
+  /// The call on the element rows [first, first + count) instead of row `var`.
   Stmt onRows(const Stmt &c, int32_t var, ExprId first, ExprId count) {
     Stmt r = c;
     r.args[0].expr = count;
     for (Arg &a : r.args)
-      if (a.kind == Arg::Kind::Pointer)
-        a.expr = p_.mul(first, p_.intConst(*rowWidth(a.expr, var)));
+      if (a.kind == Arg::Kind::Pointer) {
+        const Row row = *rowOf(a.expr, var);
+        a.expr = p_.mul(row.base == kNoExpr ? first : p_.add(row.base, first), p_.intConst(row.width));
+      }
     r.note = c.note + " (all rows)";
     return r;
   }

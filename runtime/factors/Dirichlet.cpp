@@ -26,7 +26,32 @@ PPC_ROW_KERNEL void ppc_dirichlet_elog_n(int64_t n, int64_t K, const double* alp
   }
 }
 
+namespace {
+// Rows narrower than a vector (a Beta's two entries, many rows: the
+// row-fission pass calls these on all of them): blocks of rows, the
+// entries' special functions as one flat array and the rows' sums' as
+// another, so that the vectors are full and independent. One row at a time
+// ran one 8-lane digamma with 3 lanes used, its chain's latency a row (39 ns
+// a Beta posterior on Zen 5). Each value is computed as on one row (the
+// same function of the same input in any lane): the same bits.
+constexpr int64_t kNarrowRows = 64;
+} // namespace
+
 PPC_ROW_KERNEL void ppc_dirichlet_stats_n(int64_t n, int64_t K, const double* eta, double* elog) {
+  if (K < kLanes && n > 1) {
+    double t[kNarrowRows * kLanes], sums[kNarrowRows], ds[kNarrowRows];
+    for (int64_t i0 = 0; i0 < n; i0 += kNarrowRows) {
+      const int64_t m = n - i0 < kNarrowRows ? n - i0 : kNarrowRows;
+      const double* a = eta + i0 * K;
+      double* e = elog + i0 * K;
+      for (int64_t i = 0; i < m; ++i) sums[i] = reduce8(K, [&](int64_t k) { return a[i * K + k] + 1.0; });
+      for (int64_t j = 0; j < m * K; ++j) t[j] = vm::digamma_pos(a[j] + 1.0);
+      for (int64_t i = 0; i < m; ++i) ds[i] = vm::digamma_pos(sums[i]);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t k = 0; k < K; ++k) e[i * K + k] = t[i * K + k] - ds[i];
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const double* a = eta + i * K;
     double* e = elog + i * K;
@@ -85,6 +110,22 @@ PPC_ROW_KERNEL double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double
   // H = log B(alpha) + (alpha0 - K) psi(alpha0) - sum_k (alpha_k - 1) psi(alpha_k), and
   // psi(alpha_k) = E log p_k + psi(alpha0): the psi(alpha0) terms cancel.
   double total = 0.0;
+  if (K < kLanes && n > 1) { // narrow rows, as ppc_dirichlet_stats_n
+    double lgs[kNarrowRows * kLanes], sums[kNarrowRows], lgsum[kNarrowRows];
+    for (int64_t i0 = 0; i0 < n; i0 += kNarrowRows) {
+      const int64_t m = n - i0 < kNarrowRows ? n - i0 : kNarrowRows;
+      const double* e = eta + i0 * K;
+      const double* l = elog + i0 * K;
+      for (int64_t i = 0; i < m; ++i) sums[i] = reduce8(K, [&](int64_t k) { return e[i * K + k] + 1.0; });
+      for (int64_t j = 0; j < m * K; ++j) lgs[j] = vm::lgamma_pos(e[j] + 1.0);
+      for (int64_t i = 0; i < m; ++i) lgsum[i] = vm::lgamma_pos(sums[i]);
+      for (int64_t i = 0; i < m; ++i) {
+        const double lg = reduce8(K, [&](int64_t k) { return lgs[i * K + k] - e[i * K + k] * l[i * K + k]; });
+        total += lg - lgsum[i];
+      }
+    }
+    return total;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const double* e = eta + i * K;
     const double* l = elog + i * K;
@@ -97,6 +138,26 @@ PPC_ROW_KERNEL double ppc_dirichlet_entropy_n(int64_t n, int64_t K, const double
 
 PPC_ROW_KERNEL void ppc_dirichlet_stats_lognorm_n(int64_t n, int64_t K, const double* eta, double* elog,
                                                   double* lognorm) {
+  if (K < kLanes && n > 1) { // narrow rows, as ppc_dirichlet_stats_n (digammaLgammaRowMinus's sums)
+    double t[kNarrowRows * kLanes], lg[kNarrowRows * kLanes], sums[kNarrowRows], ds[kNarrowRows], lgs[kNarrowRows];
+    for (int64_t i0 = 0; i0 < n; i0 += kNarrowRows) {
+      const int64_t m = n - i0 < kNarrowRows ? n - i0 : kNarrowRows;
+      const double* a = eta + i0 * K;
+      double* e = elog + i0 * K;
+      for (int64_t i = 0; i < m; ++i) sums[i] = reduce8(K, [&](int64_t k) { return a[i * K + k] + 1.0; });
+      for (int64_t j = 0; j < m * K; ++j) t[j] = vm::digamma_lgamma_pos(a[j] + 1.0, lg[j]);
+      for (int64_t i = 0; i < m; ++i) ds[i] = vm::digamma_lgamma_pos(sums[i], lgs[i]);
+      for (int64_t i = 0; i < m; ++i) {
+        double sum = 0.0;
+        for (int64_t k = 0; k < K; ++k) {
+          e[i * K + k] = t[i * K + k] - ds[i];
+          sum += lg[i * K + k];
+        }
+        lognorm[i0 + i] = sum - lgs[i];
+      }
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const double* a = eta + i * K;
     const double s = reduce8(K, [&](int64_t k) { return a[k] + 1.0; });

@@ -123,6 +123,36 @@ TEST(FamilyKernels, DirichletStatisticsWithLogNormalizers) {
   }
 }
 
+// Rows narrower than a vector (a Beta's two entries) over many rows run as
+// flat blocks of entries (row-fission calls them on all rows at once): the
+// same statistics (and log normalizers), bit for bit, and the same entropy
+// as one row per call, for widths 1..7 and row counts around the blocks of
+// 64.
+TEST(FamilyKernels, DirichletNarrowRowsAsOneRowPerCall) {
+  std::mt19937_64 rng(9);
+  std::gamma_distribution<double> counts(0.3, 40.0);
+  for (int64_t K : {1, 2, 3, 5, 7, 8}) {
+    for (int64_t n : {2, 63, 64, 65, 200}) {
+      std::vector<double> eta(size_t(n * K));
+      for (double &e : eta) e = 0.01 - 1.0 + counts(rng);
+      std::vector<double> all(eta.size()), one(eta.size()), fused(eta.size()), fusedOne(eta.size());
+      std::vector<double> lognorm(static_cast<size_t>(n)), lognormOne(static_cast<size_t>(n));
+      ppc_dirichlet_stats_n(n, K, eta.data(), all.data());
+      ppc_dirichlet_stats_lognorm_n(n, K, eta.data(), fused.data(), lognorm.data());
+      double entropy = 0.0;
+      for (int64_t i = 0; i < n; ++i) {
+        ppc_dirichlet_stats_n(1, K, eta.data() + i * K, one.data() + i * K);
+        ppc_dirichlet_stats_lognorm_n(1, K, eta.data() + i * K, fusedOne.data() + i * K, lognormOne.data() + i);
+        entropy += ppc_dirichlet_entropy_n(1, K, eta.data() + i * K, one.data() + i * K);
+      }
+      EXPECT_EQ(std::memcmp(all.data(), one.data(), sizeof(double) * all.size()), 0) << K << " x " << n;
+      EXPECT_EQ(std::memcmp(fused.data(), one.data(), sizeof(double) * all.size()), 0) << K << " x " << n;
+      EXPECT_EQ(std::memcmp(lognorm.data(), lognormOne.data(), sizeof(double) * lognorm.size()), 0) << K;
+      EXPECT_EQ(ppc_dirichlet_entropy_n(n, K, eta.data(), all.data()), entropy) << K << " x " << n;
+    }
+  }
+}
+
 TEST(FamilyKernels, ScalarFamiliesMatchClasses) {
   // Gamma
   {
