@@ -24,9 +24,38 @@ PPC_ROW_KERNEL void ppc_categorical_stats_n(int64_t n, int64_t K, const double* 
   // the block as one flat array, normalize each row. Every row gets exactly
   // ppc_softmax_inplace's values (the same operations on each entry).
   constexpr int64_t kBlockRows = 256;
+  typedef double Vec8 __attribute__((vector_size(64)));
+  // A vector through memcpy, by a macro (a function returning one would
+  // have an ISA-dependent ABI).
+#define PPC_LOAD8(x) ({ Vec8 v_; __builtin_memcpy(&v_, (x), sizeof v_); v_; })
   for (int64_t i0 = 0; i0 < n; i0 += kBlockRows) {
     const int64_t rows = n - i0 < kBlockRows ? n - i0 : kBlockRows;
     double* block = probs + i0 * K;
+    if (K >= 8 && K < 16) {
+      // A row in two overlapping 8-lane vectors (8 <= K < 16): its maximum
+      // (any order: the same value) and its sum in reduce8's tree (the
+      // first 8 entries' halves added, then (h0 + h2) + (h1 + h3), then the
+      // rest one by one: the same bits) without scalar loops per row.
+      for (int64_t i = 0; i < rows; ++i) {
+        const double* e = eta + (i0 + i) * K;
+        const Vec8 a = PPC_LOAD8(e), b = PPC_LOAD8(e + K - 8), x = a > b ? a : b;
+        double m = x[0];
+        for (int j = 1; j < 8; ++j) m = x[j] > m ? x[j] : m;
+        double* p = block + i * K;
+        for (int64_t k = 0; k < K; ++k) p[k] = e[k] - m;
+      }
+      for (int64_t j = 0; j < rows * K; ++j) block[j] = vm::exp(block[j]);
+      for (int64_t i = 0; i < rows; ++i) {
+        double* p = block + i * K;
+        const Vec8 v = PPC_LOAD8(p);
+        double s = ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
+        for (int64_t k = 8; k < K; ++k) s += p[k];
+        const double inv = 1.0 / s;
+        for (int64_t k = 0; k < K; ++k) p[k] *= inv;
+      }
+      continue;
+    }
+#undef PPC_LOAD8
     for (int64_t i = 0; i < rows; ++i) {
       const double* e = eta + (i0 + i) * K;
       double* p = block + i * K;

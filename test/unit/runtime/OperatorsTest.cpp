@@ -113,9 +113,11 @@ TEST(BetaFactor, MessageAndAvgLogFactor) {
 
 // The categorical statistics of many rows (exponentials over blocks of rows
 // as one flat array) are exactly each row's softmax, whatever K, across the
-// kernel's 256-row blocks, in place, and with -inf entries (impossible cases).
+// kernel's 256-row blocks, in place, and with -inf entries (impossible cases);
+// rows of 8 to 15 (two overlapping vectors for the maximum and the sum) at
+// both ends.
 TEST(CategoricalFactor, StatisticsOfManyRowsAreEachRowsSoftmax) {
-  for (int64_t K : {1, 3, 6, 10, 33}) {
+  for (int64_t K : {1, 3, 6, 7, 8, 9, 10, 13, 16, 17, 33}) {
     SCOPED_TRACE(K);
     const int64_t n = 300;
     std::vector<double> eta(size_t(n * K)), probs(eta.size()), inPlace;
