@@ -245,6 +245,30 @@ TEST(ScheduleKernels, TransposedExponentialsCoverEveryBlockOfColumns) {
   }
 }
 
+// The column means (W^T X / W's column sums), their totals and the linear
+// forms (X H^T + c) that a plate of n rows of D gives, against their
+// definitions (a case without weight has means 0).
+static void expectColumnMeansAndLinearForms(int64_t n, int64_t k, int64_t D, const std::vector<double> &x,
+                                     const std::vector<double> &w, const std::vector<double> &eta,
+                                     const std::vector<double> &offsets, const std::vector<double> &means,
+                                     const std::vector<double> &totals, const std::vector<double> &out) {
+  for (int64_t j = 0; j < k; ++j) {
+    double total = 0.0;
+    for (int64_t i = 0; i < n; ++i) total += w[size_t(i * k + j)];
+    EXPECT_NEAR(totals[size_t(j)], total, 1e-13 * total);
+    for (int64_t c = 0; c < D; ++c) {
+      double sum = 0.0;
+      for (int64_t i = 0; i < n; ++i) sum += w[size_t(i * k + j)] * x[size_t(i * D + c)];
+      EXPECT_NEAR(means[size_t(j * D + c)], total > 0 ? sum / total : 0.0, 1e-13) << j << "," << c;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      double dot = offsets[size_t(j)];
+      for (int64_t c = 0; c < D; ++c) dot += x[size_t(i * D + c)] * eta[size_t(j * D + c)];
+      EXPECT_NEAR(out[size_t(i * k + j)], dot, 1e-12 * (1 + std::fabs(dot))) << i << "," << j;
+    }
+  }
+}
+
 // A plate of scalars' weighted column means (W^T X) and linear forms
 // (X H^T + c), against their definitions, on every vector ISA the CPU runs;
 // sizes that exercise the row blocks, the padded columns and the cases
@@ -266,21 +290,7 @@ TEST(DenseProducts, WeightedColumnMeansAndLinearFormsMatchTheirDefinitions) {
       std::vector<double> means(size_t(k * D), -1.0), totals(size_t(k), -1.0), out(size_t(n * k), -1.0);
       ppc_weighted_column_means(n, k, w.data(), D, x.data(), means.data(), totals.data(), nullptr);
       ppc_linear_forms(n, k, D, x.data(), eta.data(), offsets.data(), out.data());
-      for (int64_t j = 0; j < k; ++j) {
-        double total = 0.0;
-        for (int64_t i = 0; i < n; ++i) total += w[size_t(i * k + j)];
-        EXPECT_NEAR(totals[size_t(j)], total, 1e-13 * total);
-        for (int64_t c = 0; c < D; ++c) {
-          double sum = 0.0;
-          for (int64_t i = 0; i < n; ++i) sum += w[size_t(i * k + j)] * x[size_t(i * D + c)];
-          EXPECT_NEAR(means[size_t(j * D + c)], total > 0 ? sum / total : 0.0, 1e-13) << j << "," << c;
-        }
-        for (int64_t i = 0; i < n; ++i) {
-          double dot = offsets[size_t(j)];
-          for (int64_t c = 0; c < D; ++c) dot += x[size_t(i * D + c)] * eta[size_t(j * D + c)];
-          EXPECT_NEAR(out[size_t(i * k + j)], dot, 1e-12 * (1 + std::fabs(dot))) << i << "," << j;
-        }
-      }
+      expectColumnMeansAndLinearForms(n, k, D, x, w, eta, offsets, means, totals, out);
     }
   }
   std::string error;
@@ -336,21 +346,7 @@ TEST(DenseProducts, BinaryDataSumsOverTheOnesEqualTheDenseProducts) {
                                 nullptr);
         ppc_binary_linear_forms(n, k, D, rows.data(), columns.data(), bits.data(), eta.data(), offsets.data(),
                                 out.data());
-        for (int64_t j = 0; j < k; ++j) {
-          double total = 0.0;
-          for (int64_t i = 0; i < n; ++i) total += w[size_t(i * k + j)];
-          EXPECT_NEAR(totals[size_t(j)], total, 1e-13 * total);
-          for (int64_t c = 0; c < D; ++c) {
-            double sum = 0.0;
-            for (int64_t i = 0; i < n; ++i) sum += w[size_t(i * k + j)] * x[size_t(i * D + c)];
-            EXPECT_NEAR(means[size_t(j * D + c)], sum / total, 1e-13) << j << "," << c;
-          }
-          for (int64_t i = 0; i < n; ++i) {
-            double dot = offsets[size_t(j)];
-            for (int64_t c = 0; c < D; ++c) dot += x[size_t(i * D + c)] * eta[size_t(j * D + c)];
-            EXPECT_NEAR(out[size_t(i * k + j)], dot, 1e-12 * (1 + std::fabs(dot))) << i << "," << j;
-          }
-        }
+        expectColumnMeansAndLinearForms(n, k, D, x, w, eta, offsets, means, totals, out);
         // On ranges of the cases (split-cases: one per thread), the same
         // bits as the whole call; a range past k is cut at k, an empty one
         // writes nothing, and unchanged weights (changed = 0) leave all as
