@@ -148,12 +148,18 @@ private:
   }
 
   /// Bound 0/1 data's ones, listed once: the columns of each row's ones
-  /// (CSR: rows, columns) and the rows as bit masks (bits: (D + 63) / 64
-  /// words a row, bit c % 64 of word c / 64 for column c). Each ISA's
-  /// kernels take the form they are fastest with.
+  /// (CSR: rows, columns) and, where at least a seventh of the entries are
+  /// ones, the rows as bit masks (bits: (D + 63) / 64 words a row, bit
+  /// c % 64 of word c / 64 for column c; -1: none). Each ISA's kernels take
+  /// the form they are fastest with. The masks cost every entry an addition:
+  /// on 10000 x 784 random 0/1 data, K = 10 (Zen 5, AVX-512), both products
+  /// took 2.5 ms with them at any density and 1.8, 2.6 and 6.3 ms over 10%,
+  /// 15% and 31.5% of ones; and sparse data of many columns would not want
+  /// N D / 8 bytes of masks.
   struct Ones {
     int32_t rows, columns, bits;
   };
+  static constexpr int64_t kMaskDensity = 7; ///< masks where ones * kMaskDensity >= N D
   std::optional<Ones> ones(int32_t data, int64_t N, int64_t D) {
     if (auto known = ones_.find(data); known != ones_.end())
       return known->second;
@@ -163,26 +169,32 @@ private:
     for (double v : x)
       if (v != 0.0 && v != 1.0)
         return std::nullopt;
-    const int64_t words = (D + 63) / 64;
-    std::vector<int64_t> rows(size_t(N + 1), 0), columns, bits(size_t(N * words), 0);
+    std::vector<int64_t> rows(size_t(N + 1), 0), columns;
     for (int64_t i = 0; i < N; ++i) {
       for (int64_t c = 0; c < D; ++c)
-        if (x[size_t(i * D + c)] == 1.0) {
+        if (x[size_t(i * D + c)] == 1.0)
           columns.push_back(c);
-          bits[size_t(i * words + c / 64)] |= int64_t(uint64_t(1) << (c % 64));
-        }
       rows[size_t(i + 1)] = int64_t(columns.size());
     }
     if (columns.empty()) // no ones at all: the dense kernels need no index
       return ones_[data] = std::nullopt;
     const std::string base = p_.buffers[size_t(data)].name;
-    Ones o{buffer(base + ".ones.rows", N + 1), buffer(base + ".ones.columns", int64_t(columns.size())),
-           buffer(base + ".ones.bits", N * words)};
-    for (int32_t b : {o.rows, o.columns, o.bits})
-      p_.buffers[size_t(b)].isInt = true;
+    Ones o{buffer(base + ".ones.rows", N + 1), buffer(base + ".ones.columns", int64_t(columns.size())), -1};
+    if (int64_t(columns.size()) * kMaskDensity >= N * D) {
+      const int64_t words = (D + 63) / 64;
+      std::vector<int64_t> bits(size_t(N * words), 0);
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t e = rows[size_t(i)]; e < rows[size_t(i + 1)]; ++e) {
+          const int64_t c = columns[size_t(e)];
+          bits[size_t(i * words + c / 64)] |= int64_t(uint64_t(1) << (c % 64));
+        }
+      o.bits = buffer(base + ".ones.bits", N * words);
+      p_.buffers[size_t(o.bits)].isInt = true;
+      p_.buffers[size_t(o.bits)].ints = std::move(bits);
+    }
+    p_.buffers[size_t(o.rows)].isInt = p_.buffers[size_t(o.columns)].isInt = true;
     p_.buffers[size_t(o.rows)].ints = std::move(rows);
     p_.buffers[size_t(o.columns)].ints = std::move(columns);
-    p_.buffers[size_t(o.bits)].ints = std::move(bits);
     return ones_[data] = o;
   }
 
@@ -195,6 +207,10 @@ private:
     return int32_t(p_.buffers.size() - 1);
   }
   Arg ptr(int32_t buffer, ExprId index) const { return Arg{Arg::Kind::Pointer, index, buffer}; }
+  /// The ones' bit masks, or null where there are none (sparse data).
+  Arg bitsArg(const Ones &o) const {
+    return o.bits >= 0 ? ptr(o.bits, p_.intConst(0)) : Arg{Arg::Kind::Null, kNoExpr, -1};
+  }
   Arg intArg(int64_t v) { return Arg{Arg::Kind::Int, p_.intConst(v), -1}; }
   Arg doubleArg(ExprId e) const { return Arg{Arg::Kind::Double, e, -1}; }
   Stmt call(std::string_view kernel, std::vector<Arg> args, std::string note) const {
@@ -237,8 +253,8 @@ private:
     if (auto index = ones(data, N, D))
       out.push_back(call("ppc_binary_column_means",
                          {intArg(N), intArg(K), ptr(weights, p_.intConst(0)), intArg(D), ptr(index->rows, p_.intConst(0)),
-                          ptr(index->columns, p_.intConst(0)), ptr(index->bits, p_.intConst(0)),
-                          ptr(means, p_.intConst(0)), ptr(totals, p_.intConst(0)), memoArg},
+                          ptr(index->columns, p_.intConst(0)), bitsArg(*index), ptr(means, p_.intConst(0)),
+                          ptr(totals, p_.intConst(0)), memoArg},
                          note + ", over the ones"));
     else
       out.push_back(call("ppc_weighted_column_means",
@@ -388,8 +404,7 @@ private:
       if (auto index = ones(data, *N, m->D))
         before.push_back(call("ppc_binary_linear_forms",
                               {intArg(*N), intArg(m->K), intArg(m->D), ptr(index->rows, p_.intConst(0)),
-                               ptr(index->columns, p_.intConst(0)), ptr(index->bits, p_.intConst(0)),
-                               ptr(eta, p_.intConst(0)),
+                               ptr(index->columns, p_.intConst(0)), bitsArg(*index), ptr(eta, p_.intConst(0)),
                                ptr(offsets, p_.intConst(0)), ptr(evidence, p_.intConst(0))},
                               c.note + " for every datum and case, over the ones"));
       else

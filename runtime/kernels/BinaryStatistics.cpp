@@ -12,11 +12,12 @@
 // with the sums in registers over many rows, instead of a load, add and
 // store of a column's sums per one. Dense arithmetic, but one operation per
 // 8 entries and no stores: on Fashion-MNIST (Zen 5) W^T X takes 1.2 ms
-// instead of 4.3 ms and X H^T 1.3 ms instead of 3.2 ms. AVX2 has no mask
-// registers, so its copies and SSE2's sum over the ones (lanes masked by
-// an AND with a table's 4-bit masks measured faster for W^T X, 2.7 ms, but
-// slower for X H^T, 4.3 ms, on Zen 5's AVX2 path; not taken without a
-// measurement on an AVX2-only host).
+// instead of 4.3 ms and X H^T 1.3 ms instead of 3.2 ms. Sparser data (under
+// a seventh of ones: no masks, LinearStatistics.cpp) sums over the ones on
+// every ISA. AVX2 has no mask registers, so its copies and SSE2's sum over
+// the ones (lanes masked by an AND with a table's 4-bit masks measured
+// faster for W^T X, 2.7 ms, but slower for X H^T, 4.3 ms, on Zen 5's AVX2
+// path; not taken without a measurement on an AVX2-only host).
 //
 // Called by the plans of codegen/transforms/LinearStatistics.cpp (on
 // ranges of the cases, one per thread, after CaseSplitting.cpp), one copy
@@ -251,7 +252,7 @@ __attribute__((always_inline)) inline bool onesLinearFormsAnyK(int64_t n, int64_
 /// Row width (doubles) of the column-major tables: k rounded up to the
 /// vectors the level's kernels use.
 inline int64_t onesRowWidth(int64_t k, int W) {
-  const int v = W == 4 ? vectorsFor<4>(k) : vectorsFor<2>(k);
+  const int v = W == 8 ? vectorsFor<8>(k) : W == 4 ? vectorsFor<4>(k) : vectorsFor<2>(k);
   return v ? int64_t(v) * W : k;
 }
 
@@ -259,6 +260,10 @@ inline int64_t onesRowWidth(int64_t k, int W) {
 PPC_TARGET_AVX2 bool onesColumnSumsAvx2(int64_t n, int64_t k, const double* w, int64_t ws, const int64_t* rows,
                                         const int64_t* columns, double* S) {
   return onesColumnSumsAnyK<4>(n, k, w, ws, rows, columns, S);
+}
+PPC_TARGET_AVX512 bool onesLinearFormsAvx512(int64_t n, int64_t k, const int64_t* rows, const int64_t* columns,
+                                             const double* etaT, const double* offsets, double* out, int64_t ws) {
+  return onesLinearFormsAnyK<8>(n, k, rows, columns, etaT, offsets, out, ws);
 }
 PPC_TARGET_AVX2 bool onesLinearFormsAvx2(int64_t n, int64_t k, const int64_t* rows, const int64_t* columns,
                                          const double* etaT, const double* offsets, double* out, int64_t ws) {
@@ -284,7 +289,7 @@ void columnMeansCases(int64_t n, int64_t ws, int64_t j0, int64_t j1, const doubl
   bool rowMajor = false;
   double* S = nullptr;
 #ifdef PPC_HAVE_ISA_COPIES
-  if (levelWidth() == 8) {
+  if (levelWidth() == 8 && bits) {
     KP = (D + 15) / 16 * 16;
     rowMajor = true;
     S = static_cast<double*>(std::calloc(static_cast<size_t>(k * KP), sizeof(double)));
@@ -294,7 +299,10 @@ void columnMeansCases(int64_t n, int64_t ws, int64_t j0, int64_t j1, const doubl
   (void)bits;
 #endif
   if (!S) {
-    const int W = levelWidth();
+    // AVX-512 hosts (sparse data: no masks) run the AVX2 copy: a one's
+    // update of its column's sums (load, add, store) in 256-bit vectors took
+    // 4.0 ms on Fashion-MNIST against 5.4 ms in 512-bit ones (Zen 5).
+    const int W = std::min(levelWidth(), 4);
     KP = onesRowWidth(k, W);
     S = static_cast<double*>(std::calloc(static_cast<size_t>(D * KP), sizeof(double)));
     bool done = false;
@@ -325,7 +333,7 @@ void linearFormsCases(int64_t n, int64_t ws, int64_t j0, int64_t j1, int64_t D, 
   out += j0;
   const int W = levelWidth();
 #ifdef PPC_HAVE_ISA_COPIES
-  if (W == 8) {
+  if (W == 8 && bits) {
     // eta's rows zero-padded to whole vectors (the bits past D are zero too).
     const int64_t DP = (D + 7) / 8 * 8;
     double* etaP = static_cast<double*>(std::calloc(static_cast<size_t>(k * DP), sizeof(double)));
@@ -343,7 +351,10 @@ void linearFormsCases(int64_t n, int64_t ws, int64_t j0, int64_t j1, int64_t D, 
     for (int64_t c = 0; c < D; ++c) etaT[c * KP + j] = eta[j * D + c];
   bool done = false;
 #ifdef PPC_HAVE_ISA_COPIES
-  if (W == 4) done = onesLinearFormsAvx2(n, k, rows, columns, etaT, offsets, out, ws);
+  if (W == 8)
+    done = onesLinearFormsAvx512(n, k, rows, columns, etaT, offsets, out, ws);
+  else if (W == 4)
+    done = onesLinearFormsAvx2(n, k, rows, columns, etaT, offsets, out, ws);
 #endif
   if (!done && !onesLinearFormsAnyK<2>(n, k, rows, columns, etaT, offsets, out, ws)) {
     // More cases than four vectors hold: the vectors' sums one case at a

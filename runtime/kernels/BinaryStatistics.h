@@ -13,7 +13,8 @@ extern "C" {
 
 /// ppc_weighted_column_means (runtime/kernels/PlateStatistics.h) for 0/1 data given twice: as the columns of each
 /// row's ones (CSR: row i's are columns[rows[i] .. rows[i + 1]]) and as bits (row i's are the (D + 63) / 64 words
-/// from bits[i * ((D + 63) / 64)], column c at bit c % 64 of word c / 64, the bits past D zero).
+/// from bits[i * ((D + 63) / 64)], column c at bit c % 64 of word c / 64, the bits past D zero; or null: the
+/// sums over the ones on every ISA).
 void ppc_binary_column_means(int64_t n, int64_t k, const double* w, int64_t D, const int64_t* rows,
                              const int64_t* columns, const int64_t* bits, double* means, double* totals, double* memo);
 /// ppc_binary_column_means for the cases [j0, j1) alone (their columns of w, rows of means, totals), unless

@@ -336,15 +336,19 @@ TEST(DenseProducts, BinaryDataSumsOverTheOnesEqualTheDenseProducts) {
       for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05 + std::fabs(std::sin(0.3 * double(i)));
       for (size_t i = 0; i < eta.size(); ++i) eta[i] = std::cos(0.17 * double(i));
       for (size_t j = 0; j < offsets.size(); ++j) offsets[j] = double(j) - 2.0;
-      for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
+      // With the bits (AVX-512's masks) and without (sparse data: the sums
+      // over the ones on every ISA).
+      for (int run = 0; run < 2 * (int(ppc::rt::hostVectorIsa()) + 1); ++run) {
+        const int level = run / 2;
+        const int64_t *masks = run % 2 == 0 ? bits.data() : nullptr;
         std::string error;
         ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::VectorIsa(level), error)) << error;
         SCOPED_TRACE(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))) + " k=" + std::to_string(k) +
-                     " D=" + std::to_string(D));
+                     " D=" + std::to_string(D) + (masks ? " bits" : " no bits"));
         std::vector<double> means(size_t(k * D)), totals(static_cast<size_t>(k)), out(size_t(n * k));
-        ppc_binary_column_means(n, k, w.data(), D, rows.data(), columns.data(), bits.data(), means.data(), totals.data(),
+        ppc_binary_column_means(n, k, w.data(), D, rows.data(), columns.data(), masks, means.data(), totals.data(),
                                 nullptr);
-        ppc_binary_linear_forms(n, k, D, rows.data(), columns.data(), bits.data(), eta.data(), offsets.data(),
+        ppc_binary_linear_forms(n, k, D, rows.data(), columns.data(), masks, eta.data(), offsets.data(),
                                 out.data());
         expectColumnMeansAndLinearForms(n, k, D, x, w, eta, offsets, means, totals, out);
         // On ranges of the cases (split-cases: one per thread), the same
@@ -355,16 +359,16 @@ TEST(DenseProducts, BinaryDataSumsOverTheOnesEqualTheDenseProducts) {
         const int64_t a = k / 3, b = 2 * k / 3;
         const double yes = 1.0, no = 0.0;
         for (auto [j0, j1] : {std::pair<int64_t, int64_t>{0, a}, {a, b}, {b, k + 5}, {k, k}}) {
-          ppc_binary_column_means_cases(n, k, j0, j1, w.data(), D, rows.data(), columns.data(), bits.data(),
+          ppc_binary_column_means_cases(n, k, j0, j1, w.data(), D, rows.data(), columns.data(), masks,
                                         rMeans.data(), rTotals.data(), j0 == 0 ? nullptr : &yes);
-          ppc_binary_linear_forms_cases(n, k, j0, j1, D, rows.data(), columns.data(), bits.data(), eta.data(),
+          ppc_binary_linear_forms_cases(n, k, j0, j1, D, rows.data(), columns.data(), masks, eta.data(),
                                         offsets.data(), rOut.data());
         }
         EXPECT_EQ(std::memcmp(rMeans.data(), means.data(), sizeof(double) * means.size()), 0);
         EXPECT_EQ(std::memcmp(rTotals.data(), totals.data(), sizeof(double) * totals.size()), 0);
         EXPECT_EQ(std::memcmp(rOut.data(), out.data(), sizeof(double) * out.size()), 0);
         std::vector<double> kept(means.size(), -1.0);
-        ppc_binary_column_means_cases(n, k, 0, k, w.data(), D, rows.data(), columns.data(), bits.data(), kept.data(),
+        ppc_binary_column_means_cases(n, k, 0, k, w.data(), D, rows.data(), columns.data(), masks, kept.data(),
                                       rTotals.data(), &no);
         EXPECT_EQ(kept, std::vector<double>(means.size(), -1.0));
       }
