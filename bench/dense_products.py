@@ -7,7 +7,7 @@ Builds bench/dense_products (needs libopenblas-dev) and runs it once per
 vector ISA this CPU has: ppc's kernels for the level (runtime/VectorIsa.h)
 against OpenBLAS with the matching kernels (OPENBLAS_CORETYPE SkylakeX for
 AVX-512, Haswell for AVX2). ppc keeps its own kernels only where they are
-faster on both paths (docs/inference.md, "Dense products").
+faster on both paths (docs/performance.md, "Dense products").
 """
 import os
 import subprocess

@@ -32,7 +32,7 @@
 // per-element exit (a local convergence test). Measured on AP, K = 100, one
 // local sweep: the rows of the documents' loop in ppc's order took 32 ms
 // (1 thread) and 18.7 ms (2), in blocks of 256 documents by 256 words 23.8
-// and 14.0 ms (bench/row_traffic); see docs/inference.md.
+// and 14.0 ms (bench/row_traffic); see docs/performance.md.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/transforms/Transforms.h"

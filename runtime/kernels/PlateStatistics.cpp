@@ -11,7 +11,7 @@
 // accumulators of 32 registers with AVX-512, 12 of 16 with AVX2). The copy
 // runs is the one of runtime/VectorIsa.h's level (ppc --cpu chooses a lower
 // one). Measured against OpenBLAS's dsyrk/dtrmm/dgemm on the same products
-// (bench/dense_products.cpp, docs/inference.md): faster on both the AVX2 and
+// (bench/dense_products.cpp, docs/performance.md): faster on both the AVX2 and
 // the AVX-512 paths, so the products stay here. Multiply-adds are fused
 // (-ffp-contract=fast for this file): the sums round differently on each
 // ISA, by about 1e-15 relative (test/unit/runtime/KernelsTest.cpp).
