@@ -78,10 +78,12 @@ int32_t dataGram(Plan &p, int32_t X, int64_t D) {
   return addBuffer(p, name, 1 + D * D, true);
 }
 
+bool isLoopVar(const Plan &p, ExprId e, int32_t var) {
+  return e != kNoExpr && p.exprs[size_t(e)].kind == Expr::Kind::LoopVar && p.exprs[size_t(e)].var == var;
+}
+
 std::optional<int64_t> elementRowWidth(const Plan &p, ExprId index, int32_t var) {
-  auto isVar = [&](ExprId e) {
-    return e != kNoExpr && p.exprs[size_t(e)].kind == Expr::Kind::LoopVar && p.exprs[size_t(e)].var == var;
-  };
+  auto isVar = [&](ExprId e) { return isLoopVar(p, e, var); };
   if (isVar(index))
     return 1;
   if (index == kNoExpr || p.exprs[size_t(index)].kind != Expr::Kind::MulInt)
@@ -96,6 +98,25 @@ std::optional<int64_t> elementRowWidth(const Plan &p, ExprId index, int32_t var)
 
 bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width) {
   return elementRowWidth(p, index, var) == width;
+}
+
+std::optional<ElementRow> elementRow(const Plan &p, ExprId index, int32_t var) {
+  if (auto width = elementRowWidth(p, index, var))
+    return ElementRow{kNoExpr, *width};
+  if (index == kNoExpr || p.exprs[size_t(index)].kind != Expr::Kind::MulInt)
+    return std::nullopt;
+  const Expr &m = p.exprs[size_t(index)];
+  for (auto [row, factor] : {std::pair{m.a, m.b}, std::pair{m.b, m.a}}) {
+    const auto width = p.constantOf(factor);
+    if (!width || row == kNoExpr || p.exprs[size_t(row)].kind != Expr::Kind::AddInt)
+      continue;
+    const Expr &sum = p.exprs[size_t(row)];
+    if (isLoopVar(p, sum.a, var) && !p.usesVar(sum.b, var))
+      return ElementRow{sum.b, *width};
+    if (isLoopVar(p, sum.b, var) && !p.usesVar(sum.a, var))
+      return ElementRow{sum.a, *width};
+  }
+  return std::nullopt;
 }
 
 std::optional<ExprId> offsetOf(Plan &p, ExprId e, int32_t var) {

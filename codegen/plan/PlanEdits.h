@@ -41,6 +41,15 @@ std::optional<int64_t> elementRowWidth(const Plan &p, ExprId index, int32_t var)
 /// index == var * width (width 1: var): the row of width `width` of the
 /// element of loop variable `var`.
 bool isElementRow(const Plan &p, ExprId index, int32_t var, int64_t width);
+/// The row an inner loop's element names: index == (base + var) * width,
+/// base free of var (an outer loop's offset; kNoExpr: index == var * width).
+struct ElementRow {
+  ExprId base = kNoExpr;
+  int64_t width = 0;
+};
+std::optional<ElementRow> elementRow(const Plan &p, ExprId index, int32_t var);
+/// e is loop variable `var`.
+bool isLoopVar(const Plan &p, ExprId e, int32_t var);
 /// base where e == base + var (base free of var; may add expressions).
 std::optional<ExprId> offsetOf(Plan &p, ExprId e, int32_t var);
 /// (idx, base) where e == idx[base + var] * width, idx bound data: the row

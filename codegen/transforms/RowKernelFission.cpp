@@ -77,33 +77,9 @@ public:
 private:
   const Expr &expr(ExprId e) const { return p_.exprs[size_t(e)]; }
 
-  /// The element's row that `index` names: (base + var) * width, base an
-  /// expression of outer loops' variables (none: row var, PlanEdits.h).
-  struct Row {
-    ExprId base = kNoExpr;
-    int64_t width = 0;
-  };
-  std::optional<Row> rowOf(ExprId index, int32_t var) const {
-    if (auto w = edit::elementRowWidth(p_, index, var))
-      return Row{kNoExpr, *w};
-    if (index == kNoExpr || expr(index).kind != Expr::Kind::MulInt)
-      return std::nullopt;
-    const Expr &m = expr(index);
-    for (auto [r, c] : {std::pair{m.a, m.b}, std::pair{m.b, m.a}}) {
-      const auto width = p_.constantOf(c);
-      if (!width || r == kNoExpr || expr(r).kind != Expr::Kind::AddInt)
-        continue;
-      const Expr &sum = expr(r);
-      if (isVar(sum.a, var) && !p_.usesVar(sum.b, var))
-        return Row{sum.b, *width};
-      if (isVar(sum.b, var) && !p_.usesVar(sum.a, var))
-        return Row{sum.a, *width};
-    }
-    return std::nullopt;
-  }
-  bool isVar(ExprId e, int32_t var) const {
-    return e != kNoExpr && expr(e).kind == Expr::Kind::LoopVar && expr(e).var == var;
-  }
+  /// The element's row that `index` names (PlanEdits.h).
+  using Row = edit::ElementRow;
+  std::optional<Row> rowOf(ExprId index, int32_t var) const { return edit::elementRow(p_, index, var); }
   bool sameRow(const Row &a, const Row &b) const {
     if (a.width != b.width || (a.base == kNoExpr) != (b.base == kNoExpr))
       return false;
