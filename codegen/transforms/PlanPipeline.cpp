@@ -88,6 +88,11 @@ const std::vector<PlanPassInfo> &registeredPlanPasses() {
        "a loop that computes a Dirichlet's statistics only for their exponentials (LDA's sweeps) computes the "
        "exponentials without the logarithms, and the statistics once after the loop",
        deferLoopStatistics},
+      {"fuse-element-loops",
+       "adjacent loops over the same elements (a mixture's components) whose iterations touch only their "
+       "element's rows become one loop, parallel when one of them was, moved past the statements between that "
+       "touch none of their buffers",
+       fuseElementLoops},
       {"parallel-zero", "large top-level zero-fills become parallel loops over blocks", parallelizeLargeZeros},
       {"skip-elbo",
        "the iteration block's statements that only add a term to the ELBO run under a switch, which iterations "

@@ -125,6 +125,11 @@ int prefetchIndexedRows(Plan &p);
 /// over blocks (ParallelZero.cpp).
 int parallelizeLargeZeros(Plan &p);
 
+/// Adjacent loops over the same elements whose iterations touch only their
+/// element's rows of whatever statements change become one loop, parallel
+/// when one of them was (ElementLoopFusion.cpp).
+int fuseElementLoops(Plan &p);
+
 /// The iteration block's statements that only add a term to the ELBO run
 /// under a switch (the buffer Plan::elboSwitch) that iterations which do
 /// not evaluate the ELBO turn off (ElboGuards.cpp, --elbo-every).
