@@ -323,40 +323,55 @@ __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D
 // subtracted from every later row once row j is final), so the results are
 // the same bits, on every ISA (no fused multiply-adds in the runtime).
 //
-// Two rows at a time: rows k and k + 1 together lose rows j < k (each row
-// of U loaded once for both: twice the independent sums in registers), then
-// row k is final and row k + 1 loses it, its last term. Row k + 1's column
-// k, computed on the way, lies in the lower triangle, which only such
-// entries read and which is overwritten at the end.
+// P rows at a time (choleskyRows): rows k to k + P - 1 together lose rows
+// j < k (each row of U loaded once for all P: P times the independent sums
+// in registers), then each in turn is final and the block's later rows lose
+// it, their last terms. A later row's columns left of its diagonal,
+// computed on the way, lie in the lower triangle, which only such entries
+// read and which is overwritten at the end.
+template <int P, int Lanes>
+__attribute__((always_inline)) inline bool choleskyRows(int64_t D, double* L, int64_t k) {
+  SpdRows<P> rows;
+  for (int p = 0; p < P; ++p) rows.init[p] = rows.out[p] = L + (k + p) * D;
+  columnSums<true, P, Lanes>(L, D, k, D, rows, [](int64_t) { return int64_t(0); }, k,
+                             [&](int p, int64_t j) { return L[j * D + k + p]; });
+  for (int q = 0; q < P; ++q) {
+    double* uq = L + (k + q) * D;
+    const double d = uq[k + q];
+    if (!(d > 0.0)) return false;  // also rejects NaN
+    const double r = __builtin_sqrt(d);
+    uq[k + q] = r;
+    for (int64_t t = k + q + 1; t < D; ++t) uq[t] /= r;
+    for (int q2 = q + 1; q2 < P; ++q2) {
+      double* u2 = L + (k + q2) * D;
+      const double f = uq[k + q2];
+      for (int64_t t = k + q + 1; t < D; ++t) u2[t] = u2[t] - f * uq[t];
+    }
+  }
+  return true;
+}
+
+/// Whether the SPD algebra's sums take 4 rows at a time rather than 2: with
+/// 8-lane vectors from D = 24 (16 accumulators of the 32 registers; a D = 64
+/// Cholesky factor and inverse on Zen 5 9.0 to 7.7 us). 4-lane vectors
+/// (AVX2's 16 registers) would spill them, and a small matrix is a few
+/// blocks (D = 16 was 10% slower).
+template <int Lanes> inline bool spdFourRows(int64_t D) {
+  if constexpr (Lanes >= 8) return D >= 24;
+  return false;
+}
+
 template <int Lanes>
 __attribute__((always_inline)) inline bool choleskyLanes(int64_t D, double* L) {
   mirrorTriangle<true, false>(D, L);
-  const auto fromRow0 = [](int64_t) { return int64_t(0); };
-  const auto pivot = [&](int64_t k) {
-    double* uk = L + k * D;
-    const double d = uk[k];
-    if (!(d > 0.0)) return false;  // also rejects NaN
-    const double r = __builtin_sqrt(d);
-    uk[k] = r;
-    for (int64_t t = k + 1; t < D; ++t) uk[t] /= r;
-    return true;
-  };
   int64_t k = 0;
-  for (; k + 1 < D; k += 2) {
-    double* u0 = L + k * D;
-    double* u1 = u0 + D;
-    columnSums<true, 2, Lanes>(L, D, k, D, SpdRows<2>{{u0, u1}, {u0, u1}}, fromRow0, k,
-                        [&](int p, int64_t j) { return L[j * D + k + p]; });
-    if (!pivot(k)) return false;
-    const double f = u0[k + 1];
-    for (int64_t t = k + 1; t < D; ++t) u1[t] = u1[t] - f * u0[t];
-    if (!pivot(k + 1)) return false;
-  }
-  if (k < D) {
-    double* uk = L + k * D;
-    columnSums<true, 1, Lanes>(L, D, k, D, SpdRows<1>{{uk}, {uk}}, fromRow0, k, [&](int, int64_t j) { return L[j * D + k]; });
-    if (!pivot(k)) return false;
-  }
+  if constexpr (Lanes >= 8)
+    if (spdFourRows<Lanes>(D))
+      for (; k + 4 <= D; k += 4)
+        if (!choleskyRows<4, Lanes>(D, L, k)) return false;
+  for (; k + 2 <= D; k += 2)
+    if (!choleskyRows<2, Lanes>(D, L, k)) return false;
+  if (k < D && !choleskyRows<1, Lanes>(D, L, k)) return false;
   mirrorTriangle<false, true>(D, L); // U^T into the lower triangle, the upper cleared
   return true;
 }
@@ -367,45 +382,61 @@ __attribute__((always_inline)) inline bool choleskyLanes(int64_t D, double* L) {
 // Each sum in increasing k, 4 vectors at a time in registers; a block's
 // columns left of the diagonal of row k read L^-1's zeros there, which add
 // +0 to a sum still at +0: the same bits as summing each entry alone.
-// Two rows at a time, as the Cholesky factor: rows i and i + 1 of L^-1
-// together over k < i (then row i + 1 gets its last term, k = i, from the
-// finished row i; row i's column i on the way is scratch), and rows a and
-// a + 1 of inv together over every k (row a + 1's column a on the way lies
-// in the lower triangle, mirrored over at the end).
+// P rows at a time, as the Cholesky factor: rows i to i + P - 1 of L^-1
+// together over k < i (inverseRows; then each in turn is final and the
+// block's later rows get their terms k = i.. from it; their columns on the
+// way are scratch), and rows a to a + P - 1 of inv together over every k
+// (productRows; their columns left of the diagonal lie in the lower
+// triangle, mirrored over at the end).
+template <int P, int Lanes>
+__attribute__((always_inline)) inline void inverseRows(int64_t D, double* L, double* inv, int64_t i) {
+  SpdRows<P> rows;
+  for (int p = 0; p < P; ++p) {
+    rows.init[p] = nullptr;
+    rows.out[p] = inv + (i + p) * D;
+  }
+  columnSums<true, P, Lanes>(L, D, 0, i + P - 1, rows, [](int64_t b) { return b; }, i,
+                             [&](int p, int64_t k) { return L[(i + p) * D + k]; });
+  for (int q = 0; q < P; ++q) {
+    double* lq = L + (i + q) * D;
+    const double* acc = inv + (i + q) * D;
+    const double r = 1.0 / lq[i + q];
+    for (int64_t t = 0; t < i + q; ++t) lq[t] = acc[t] * r;
+    lq[i + q] = r;
+    for (int q2 = q + 1; q2 < P; ++q2) {
+      double* acc2 = inv + (i + q2) * D;
+      const double f = L[(i + q2) * D + i + q];
+      for (int64_t t = 0; t <= i + q; ++t) acc2[t] = acc2[t] - f * lq[t];
+    }
+  }
+}
+
+template <int P, int Lanes>
+__attribute__((always_inline)) inline void productRows(int64_t D, const double* L, double* inv, int64_t a) {
+  SpdRows<P> rows;
+  for (int p = 0; p < P; ++p) {
+    rows.init[p] = nullptr;
+    rows.out[p] = inv + (a + p) * D;
+  }
+  columnSums<false, P, Lanes>(L, D, a, D, rows, [](int64_t b) { return b; }, D,
+                              [&](int p, int64_t k) { return L[k * D + a + p]; });
+}
+
 template <int Lanes>
 __attribute__((always_inline)) inline void choleskyInverseLanes(int64_t D, double* L, double* inv) {
-  const auto fromBlock = [](int64_t b) { return b; };
-  const auto invertRow = [&](int64_t i) {
-    double* li = L + i * D;
-    const double* acc = inv + i * D;
-    const double r = 1.0 / li[i];
-    for (int64_t t = 0; t < i; ++t) li[t] = acc[t] * r;
-    li[i] = r;
-  };
+  [[maybe_unused]] const bool four = spdFourRows<Lanes>(D);
   int64_t i = 0;
-  for (; i + 1 < D; i += 2) {
-    double* acc0 = inv + i * D;
-    double* acc1 = acc0 + D;
-    columnSums<true, 2, Lanes>(L, D, 0, i + 1, SpdRows<2>{{nullptr, nullptr}, {acc0, acc1}}, fromBlock, i,
-                        [&](int p, int64_t k) { return L[(i + p) * D + k]; });
-    invertRow(i);
-    const double f = L[(i + 1) * D + i];
-    const double* li = L + i * D;
-    for (int64_t t = 0; t <= i; ++t) acc1[t] = acc1[t] - f * li[t];
-    invertRow(i + 1);
-  }
-  if (i < D) {
-    columnSums<true, 1, Lanes>(L, D, 0, i, SpdRows<1>{{nullptr}, {inv + i * D}}, fromBlock, i,
-                        [&](int, int64_t k) { return L[i * D + k]; });
-    invertRow(i);
-  }
+  if constexpr (Lanes >= 8)
+    if (four)
+      for (; i + 4 <= D; i += 4) inverseRows<4, Lanes>(D, L, inv, i);
+  for (; i + 2 <= D; i += 2) inverseRows<2, Lanes>(D, L, inv, i);
+  if (i < D) inverseRows<1, Lanes>(D, L, inv, i);
   int64_t a = 0;
-  for (; a + 1 < D; a += 2)
-    columnSums<false, 2, Lanes>(L, D, a, D, SpdRows<2>{{nullptr, nullptr}, {inv + a * D, inv + (a + 1) * D}}, fromBlock, D,
-                         [&](int p, int64_t k) { return L[k * D + a + p]; });
-  if (a < D)
-    columnSums<false, 1, Lanes>(L, D, a, D, SpdRows<1>{{nullptr}, {inv + a * D}}, fromBlock, D,
-                         [&](int, int64_t k) { return L[k * D + a]; });
+  if constexpr (Lanes >= 8)
+    if (four)
+      for (; a + 4 <= D; a += 4) productRows<4, Lanes>(D, L, inv, a);
+  for (; a + 2 <= D; a += 2) productRows<2, Lanes>(D, L, inv, a);
+  if (a < D) productRows<1, Lanes>(D, L, inv, a);
   mirrorTriangle<false, false>(D, inv);
 }
 
@@ -433,7 +464,7 @@ inline bool spdWide() {
 }
 
 /// The lower Cholesky factor in place (choleskyLanes): 8 lanes on AVX-512
-/// (BM_SpdInverse/64 9.2 against 10.7 us on Zen 5), else 4, inlined.
+/// (BM_SpdInverse/64 7.7 against 10.7 us on Zen 5), else 4, inlined.
 __attribute__((always_inline)) inline bool cholesky(int64_t D, double* L) {
 #ifdef PPC_SPD_WIDE
   if (spdWide()) return ppc::rt::spd::choleskyWide(D, L);

@@ -309,17 +309,18 @@ MatrixXd randomSpd(int64_t D, std::mt19937_64& rng) {
   return B * B.transpose() / double(D) + 0.5 * MatrixXd::Identity(D, D);
 }
 
-// The Cholesky factor and inverse take rows two at a time, 4 vectors in
-// registers (of 4 lanes, or of 8 on AVX-512), then the rest's vectors and
-// last columns, and mirror their triangles in 4 x 4 blocks: every dimension
+// The Cholesky factor and inverse take rows two at a time (four on AVX-512
+// from D = 24), 4 vectors in registers (of 4 lanes, or of 8 on AVX-512),
+// then the rest's vectors and last columns, and mirror their triangles in
+// 4 x 4 blocks: every dimension
 // up to past two blocks, odd and even (a lone last row, every kind of
 // remainder), from the input's lower triangle only, against Eigen's inverse
 // and determinant, with the same bits on every ISA the CPU runs; and a
-// matrix that fails at the second row of a pair, or at the lone last row,
-// is reported.
+// matrix that fails at any row of a block, or at the lone last row, is
+// reported.
 TEST(DenseAlgebra, SpdInverseEveryDimensionMatchesEigen) {
   std::mt19937_64 rng(7);
-  for (int64_t D : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 18, 20, 28, 31, 32, 33, 35, 39, 44, 47, 63, 64}) {
+  for (int64_t D : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 18, 20, 23, 24, 25, 26, 28, 30, 31, 32, 33, 35, 39, 44, 47, 63, 64}) {
     const MatrixXd A = randomSpd(D, rng);
     std::vector<double> a(size_t(D * D)), inv(a.size()), scratch(a.size()), first;
     for (int64_t i = 0; i < D; ++i) // only the lower triangle is read: NaNs above it
@@ -346,14 +347,18 @@ TEST(DenseAlgebra, SpdInverseEveryDimensionMatchesEigen) {
   }
   std::string error;
   ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
-  for (int64_t D : {4, 5}) { // fails at row 3 (a pair's second) and at row 4 (D = 5's lone last row)
+  // Fails at row r: a pair's second (D = 4), the lone last row (D = 5);
+  // from D = 24, AVX-512 takes rows four at a time: each row of a block of
+  // four (D = 28), a pair after the blocks (D = 26), a lone row (D = 27).
+  for (auto [D, r] : std::vector<std::pair<int64_t, int64_t>>{
+           {4, 3}, {5, 4}, {28, 25}, {28, 26}, {28, 27}, {28, 24}, {26, 25}, {27, 26}}) {
     MatrixXd A = MatrixXd::Identity(D, D);
-    A(D - 1, D - 2) = A(D - 2, D - 1) = 2.0;
+    A(r, r - 1) = A(r - 1, r) = 2.0;
     std::vector<double> a(size_t(D * D)), inv(a.size()), scratch(a.size());
     for (int64_t i = 0; i < D; ++i)
       for (int64_t j = 0; j < D; ++j) a[size_t(i * D + j)] = A(i, j);
     double logdet = 0.0;
-    EXPECT_EQ(ppc_spd_inverse_logdet(D, a.data(), inv.data(), &logdet, scratch.data()), 1) << D;
+    EXPECT_EQ(ppc_spd_inverse_logdet(D, a.data(), inv.data(), &logdet, scratch.data()), 1) << D << " " << r;
   }
 }
 
