@@ -289,9 +289,13 @@ __attribute__((always_inline)) inline void columnScalars(const double* M, int64_
 template <bool Subtract, int P, int L = 4, class First, class Coef>
 __attribute__((always_inline)) inline void columnSums(const double* M, int64_t D, int64_t c0, int64_t c1,
                                                       const SpdRows<P>& rows, First first, int64_t last, Coef coef) {
+  // Passes of N vectors, P N accumulators in registers with a row's N
+  // vectors and P coefficients: 4 rows by 4 vectors fit AVX-512's 32, and
+  // AVX2's 16 take 4 rows by 2 vectors (or 2 rows by 4).
+  constexpr int N = L == 4 && P > 2 ? 2 : 4;
   int64_t c = c0;
-  for (; c + 4 * L <= c1; c += 4 * L) columnVectors<Subtract, L, 4>(M, D, c, rows, first, last, coef);
-  // The rest (under 4 L columns): its vectors in one pass, then its last
+  for (; c + N * L <= c1; c += N * L) columnVectors<Subtract, L, N>(M, D, c, rows, first, last, coef);
+  // The rest (under N L columns): its vectors in one pass, then its last
   // columns in one pass, so that their sums' chains of dependent additions
   // run side by side (one chain alone waits an addition's latency per row).
   switch ((c1 - c) / L) {
@@ -351,24 +355,20 @@ __attribute__((always_inline)) inline bool choleskyRows(int64_t D, double* L, in
   return true;
 }
 
-/// Whether the SPD algebra's sums take 4 rows at a time rather than 2: with
-/// 8-lane vectors from D = 24 (16 accumulators of the 32 registers; a D = 64
-/// Cholesky factor and inverse on Zen 5 9.0 to 7.7 us). 4-lane vectors
-/// (AVX2's 16 registers) would spill them, and a small matrix is a few
-/// blocks (D = 16 was 10% slower).
-template <int Lanes> inline bool spdFourRows(int64_t D) {
-  if constexpr (Lanes >= 8) return D >= 24;
-  return false;
-}
+/// Whether the SPD algebra's sums take 4 rows at a time rather than 2: from
+/// D = 24 (a small matrix is a few blocks: D = 16 with 8 lanes was 10%
+/// slower). A D = 64 Cholesky factor and inverse on Zen 5: 9.9 to 7.2 us
+/// in 8-lane vectors (4 vectors a pass), 11.9 to 9.7 us in 4-lane ones
+/// (2 vectors a pass: AVX2 has 16 registers).
+inline bool spdFourRows(int64_t D) { return D >= 24; }
 
 template <int Lanes>
 __attribute__((always_inline)) inline bool choleskyLanes(int64_t D, double* L) {
   mirrorTriangle<true, false>(D, L);
   int64_t k = 0;
-  if constexpr (Lanes >= 8)
-    if (spdFourRows<Lanes>(D))
-      for (; k + 4 <= D; k += 4)
-        if (!choleskyRows<4, Lanes>(D, L, k)) return false;
+  if (spdFourRows(D))
+    for (; k + 4 <= D; k += 4)
+      if (!choleskyRows<4, Lanes>(D, L, k)) return false;
   for (; k + 2 <= D; k += 2)
     if (!choleskyRows<2, Lanes>(D, L, k)) return false;
   if (k < D && !choleskyRows<1, Lanes>(D, L, k)) return false;
@@ -424,17 +424,15 @@ __attribute__((always_inline)) inline void productRows(int64_t D, const double* 
 
 template <int Lanes>
 __attribute__((always_inline)) inline void choleskyInverseLanes(int64_t D, double* L, double* inv) {
-  [[maybe_unused]] const bool four = spdFourRows<Lanes>(D);
+  const bool four = spdFourRows(D);
   int64_t i = 0;
-  if constexpr (Lanes >= 8)
-    if (four)
-      for (; i + 4 <= D; i += 4) inverseRows<4, Lanes>(D, L, inv, i);
+  if (four)
+    for (; i + 4 <= D; i += 4) inverseRows<4, Lanes>(D, L, inv, i);
   for (; i + 2 <= D; i += 2) inverseRows<2, Lanes>(D, L, inv, i);
   if (i < D) inverseRows<1, Lanes>(D, L, inv, i);
   int64_t a = 0;
-  if constexpr (Lanes >= 8)
-    if (four)
-      for (; a + 4 <= D; a += 4) productRows<4, Lanes>(D, L, inv, a);
+  if (four)
+    for (; a + 4 <= D; a += 4) productRows<4, Lanes>(D, L, inv, a);
   for (; a + 2 <= D; a += 2) productRows<2, Lanes>(D, L, inv, a);
   if (a < D) productRows<1, Lanes>(D, L, inv, a);
   mirrorTriangle<false, false>(D, inv);
