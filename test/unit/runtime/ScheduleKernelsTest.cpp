@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -54,6 +55,46 @@ TEST(ScheduleKernels, RandomSimplexIsAPureFunctionOfItsKey) {
   double p, logit;
   ppc_random_bernoulli(1, 2, 3, &logit, &p);
   EXPECT_NEAR(logit, std::log(p / (1 - p)), 1e-12);
+}
+
+// The draws are splitmix64's (written out here: the i-th uniform of key
+// (seed, stream, element) from the hash of the key's hash with i), and every
+// ISA's copy computes the same bits: AVX-512 and AVX2 hash four or eight
+// lanes at once (AVX2 builds each 64-bit product from 32-bit ones), SSE2
+// one at a time. Rows from 1 to past a few vectors, with their remainders.
+TEST(ScheduleKernels, RandomSimplexDrawsTheSameNumbersOnEveryIsa) {
+  const auto mix = [](uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  for (int64_t k : {1, 3, 4, 5, 8, 9, 20, 101}) {
+    const int64_t seed = 12345, stream = 7, element = 987654321;
+    const uint64_t base = mix(mix(mix(uint64_t(seed)) ^ uint64_t(stream)) ^ uint64_t(element));
+    std::vector<double> want(static_cast<size_t>(k));
+    double total = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      const double u = (double(mix(base ^ uint64_t(i)) >> 11) + 0.5) * 0x1.0p-53;
+      want[size_t(i)] = -std::log(u);
+      total += want[size_t(i)];
+    }
+    std::vector<double> first;
+    for (int level = 0; level <= int(hostVectorIsa()); ++level) {
+      std::string error;
+      ASSERT_TRUE(setVectorIsa(VectorIsa(level), error)) << error;
+      SCOPED_TRACE(std::string(describe(VectorIsa(level))) + " k = " + std::to_string(k));
+      std::vector<double> eta(static_cast<size_t>(k)), q(static_cast<size_t>(k));
+      ppc_random_simplex(k, seed, stream, element, eta.data(), q.data());
+      for (int64_t i = 0; i < k; ++i) EXPECT_NEAR(q[size_t(i)], want[size_t(i)] / total, 1e-14 * want[size_t(i)] / total);
+      if (first.empty())
+        first = q;
+      else
+        EXPECT_EQ(first, q);
+    }
+  }
+  std::string error;
+  ASSERT_TRUE(setVectorIsa(hostVectorIsa(), error));
 }
 
 TEST(ScheduleKernels, MeanAbsChangeRemembersTheCurrentValues) {
