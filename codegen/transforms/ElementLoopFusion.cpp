@@ -35,7 +35,6 @@
 
 #include <map>
 #include <optional>
-#include <set>
 
 namespace ppc::codegen {
 namespace {
