@@ -20,8 +20,10 @@
 //
 // Two loops over the same elements fuse when every buffer that statements
 // change is accessed, in both, only at the row of the loop's element (index
-// var * width, one width per buffer, the buffer exactly `bound` rows):
-// then no element's statements read or write another's rows, and the fused
+// var * width, one width per buffer, the buffer exactly `bound` rows; a
+// kernel given a pointer to an element's row touches that row only, as the
+// other row transformations assume): then no element's statements read or
+// write another's rows, and the fused
 // loop may run its elements in any order, on any thread, so it is parallel
 // when one of them was. Statements between the two move out of the way when
 // they touch none of the buffers of the loop that crosses them. Loops with
