@@ -23,9 +23,9 @@
 // var * width, one width per buffer, the buffer exactly `bound` rows; a
 // kernel given a pointer to an element's row touches that row only, as the
 // other row transformations assume): then no element's statements read or
-// write another's rows, and the fused
-// loop may run its elements in any order, on any thread, so it is parallel
-// when one of them was. Statements between the two move out of the way when
+// write another's rows, and the fused loop may run its elements in any
+// order, on any thread, so it is parallel when one of them was. Statements
+// between the two move out of the way when
 // they touch none of the buffers of the loop that crosses them. Loops with
 // ELBO terms stay apart (their sum would change order), as do nests and
 // loops with per-thread copies. Every kernel call computes what it did from
