@@ -25,11 +25,11 @@
 // other row transformations assume): then no element's statements read or
 // write another's rows, and the fused loop may run its elements in any
 // order, on any thread, so it is parallel when one of them was. Statements
-// between the two move out of the way when
-// they touch none of the buffers of the loop that crosses them. Loops with
-// ELBO terms stay apart (their sum would change order), as do nests and
-// loops with per-thread copies. Every kernel call computes what it did from
-// the same inputs: the same bits.
+// between the two move out of the way when they touch none of the buffers
+// of the loop that crosses them. Loops with ELBO terms stay apart (their
+// sum would change order), as do nests and loops with per-thread copies.
+// Every kernel call computes what it did from the same inputs: the same
+// bits.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/plan/PlanEdits.h"
