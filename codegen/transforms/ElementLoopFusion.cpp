@@ -94,16 +94,7 @@ private:
     bool ok = bound > 1;
     auto row = [&](int32_t buffer, ExprId index, int64_t extent = 1) {
       loadsAtRows(index, loop.var, bound, rows, ok);
-      if (!ok || p_.isBoundData(buffer))
-        return;
-      auto width = edit::elementRowWidth(p_, index, loop.var);
-      auto known = rows.find(buffer);
-      if (!width || *width < extent || p_.buffers[size_t(buffer)].size != bound * *width ||
-          (known != rows.end() && known->second != *width)) {
-        ok = false;
-        return;
-      }
-      rows[buffer] = *width;
+      ok = ok && atElementRow(buffer, index, loop.var, bound, extent, rows);
     };
     for (const Stmt &s : loop.body) {
       switch (s.kind) {
@@ -135,18 +126,26 @@ private:
     if (e == kNoExpr || !ok)
       return;
     const Expr &x = expr(e);
-    if ((x.kind == Expr::Kind::LoadInt || x.kind == Expr::Kind::LoadDouble) && !p_.isBoundData(x.buffer)) {
-      auto width = edit::elementRowWidth(p_, x.a, var);
-      auto known = rows.find(x.buffer);
-      if (!width || p_.buffers[size_t(x.buffer)].size != bound * *width ||
-          (known != rows.end() && known->second != *width)) {
-        ok = false;
-        return;
-      }
-      rows[x.buffer] = *width;
-    }
+    if (x.kind == Expr::Kind::LoadInt || x.kind == Expr::Kind::LoadDouble)
+      ok = atElementRow(x.buffer, x.a, var, bound, 1, rows);
     loadsAtRows(x.a, var, bound, rows, ok);
     loadsAtRows(x.b, var, bound, rows, ok);
+  }
+
+  /// buffer[index ..+ extent) lies in the row of loop variable `var`'s
+  /// element, the buffer `bound` such rows of one width throughout the loop
+  /// (recorded in `rows`); bound data may be read anywhere.
+  bool atElementRow(int32_t buffer, ExprId index, int32_t var, int64_t bound, int64_t extent,
+                    RowWidths &rows) const {
+    if (p_.isBoundData(buffer))
+      return true;
+    auto width = edit::elementRowWidth(p_, index, var);
+    auto known = rows.find(buffer);
+    if (!width || *width < extent || p_.buffers[size_t(buffer)].size != bound * *width ||
+        (known != rows.end() && known->second != *width))
+      return false;
+    rows[buffer] = *width;
+    return true;
   }
 
   static bool compatible(const RowWidths &a, const RowWidths &b) {
