@@ -258,6 +258,46 @@ TEST(GaussianPlateStatistics, NoRowsGiveZeroSums) {
   ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
 }
 
+// A regression's Gram sums with their first moments (ppc_weighted_gram_linear:
+// G += sum_i w_i x_i x_i^T, g += sum_i v_i x_i, each added to what is there)
+// against their definitions, on every vector ISA: D = 16 row by row, 17, 33
+// and 65 the tiles with a remainder of the first moments' groups of columns
+// (8 vectors: 64 columns with AVX-512, 32 with AVX2, 16 with SSE2), 64 none;
+// 130 rows span three blocks.
+TEST(GaussianPlateStatistics, WeightedGramAndFirstMomentsMatchTheirDefinitions) {
+  for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level) {
+    std::string error;
+    ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::VectorIsa(level), error)) << error;
+    SCOPED_TRACE(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))));
+    for (int64_t D : {16, 17, 33, 64, 65}) {
+      const int64_t n = 130;
+      std::vector<double> x(size_t(n * D)), w(static_cast<size_t>(n)), v(static_cast<size_t>(n));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * double(i)) * 3.0;
+      for (size_t i = 0; i < w.size(); ++i) {
+        w[i] = 0.1 + std::fabs(std::cos(0.5 * double(i)));
+        v[i] = std::sin(0.9 * double(i)) - 0.2;
+      }
+      std::vector<double> G(size_t(D * D), 0.5), g(size_t(D), -1.0);
+      std::vector<double> wantG(G), wantg(g);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t a = 0; a < D; ++a) {
+          wantg[size_t(a)] += v[size_t(i)] * x[size_t(i * D + a)];
+          for (int64_t b = 0; b < D; ++b)
+            wantG[size_t(a * D + b)] += w[size_t(i)] * x[size_t(i * D + a)] * x[size_t(i * D + b)];
+        }
+      ppc_weighted_gram_linear(n, D, w.data(), v.data(), x.data(), G.data(), g.data());
+      for (int64_t a = 0; a < D; ++a) {
+        EXPECT_NEAR(g[size_t(a)], wantg[size_t(a)], 1e-12 * (1 + std::fabs(wantg[size_t(a)]))) << D << " " << a;
+        for (int64_t b = 0; b < D; ++b)
+          EXPECT_NEAR(G[size_t(a * D + b)], wantG[size_t(a * D + b)], 1e-12 * (1 + std::fabs(wantG[size_t(a * D + b)])))
+              << D << " " << a << "," << b;
+      }
+    }
+  }
+  std::string error;
+  ASSERT_TRUE(ppc::rt::setVectorIsa(ppc::rt::hostVectorIsa(), error));
+}
+
 // The memo: the same weights return the stored moments untouched; other
 // weights (one entry changed) recompute them.
 TEST(GaussianPlateStatisticsMemo, WeightedMomentsMemoRecomputesOnlyForNewWeights) {
