@@ -445,7 +445,10 @@ def bench(name, args):
             r["ari"] = ari(labels, r["z"])
             sk.append(r)
             if error is None:
-                r = run_ppc(X, spec, seed, n_it, ppc_tol, args.threads, args.cpu)
+                # The floor's peak rate beside each run (peers.measured_beside).
+                r, peak = peers.measured_beside(
+                    args.cpu, args.threads, lambda: run_ppc(X, spec, seed, n_it, ppc_tol, args.threads, args.cpu))
+                r["peak"] = peak
                 if "error" in r:
                     error = r["error"]
                 else:
@@ -472,15 +475,22 @@ def bench(name, args):
             # forms of an iteration, N D^2 K / 2 multiply-adds each, at the
             # host's peak rate on the ISA ppc runs, on every thread the run has
             # (split-cases runs the products on ranges of the cases at once).
-            floor_ms = N * D * D * spec["K"] / (args.peak * 1e9 * args.threads) * 1000
+            # Each run's floor at the peak rate measured beside it, on as
+            # many cores at once as the run's threads; the ratio is the
+            # runs' median.
+            floor = lambda peak: N * D * D * spec["K"] / (peak * 1e9 * args.threads) * 1000  # noqa: E731
+            peak = statistics.median(r["peak"] for r in pp)
+            floor_ms = floor(peak)
+            ratio = statistics.median(r["per_iter"] * 1000 / floor(r["peak"]) for r in pp)
+            rates = ", ".join(f"{r['peak']:.1f}" for r in pp)
             print(f"  arithmetic floor: N D^2 K = {N * D * D * spec['K'] / 1e6:.1f} M multiply-adds at "
-                  f"{args.peak:.1f} G/s x {args.threads} thread(s) = {floor_ms:.2f} ms per iteration; "
-                  f"ppc {s_pp['ms'] / floor_ms:.2f}x it")
+                  f"{peak:.1f} G/s per core x {args.threads} thread(s) (the median of the rates measured beside "
+                  f"the runs: {rates}) = {floor_ms:.2f} ms per iteration; ppc {ratio:.2f}x it (the runs' median; "
+                  f"{s_pp['ms'] / floor(args.peak):.2f}x at the one-core rate measured first)")
             peers.goal(f"GMM digits >= 2.5x scikit-learn per iteration at an equal or better median ELBO "
                        f"({s_sk['ms'] / s_pp['ms']:.2f}x, ELBO {s_pp['elbo'] - s_sk['elbo']:+.4f})",
                        s_sk["ms"] / s_pp["ms"] >= 2.5 and s_pp["elbo"] >= s_sk["elbo"])
-            peers.goal(f"GMM digits within 2x of the arithmetic floor ({s_pp['ms'] / floor_ms:.2f}x)",
-                       s_pp["ms"] <= 2 * floor_ms)
+            peers.goal(f"GMM digits within 2x of the arithmetic floor ({ratio:.2f}x)", ratio <= 2)
         results[label] = (s_sk, s_pp)
     return results
 

@@ -146,15 +146,34 @@ def ppc_cpu_args(cpu):
     return ["--cpu", cpu] if cpu else []
 
 
-def peak_fma(cpu=None):
+_PEAK_BUILT = False
+
+
+def peak_fma(cpu=None, threads=1):
     """The host's peak double-precision multiply-adds per second on the vector
-    ISA ppc runs (bench/peak_fma: independent chains of FMAs), in G/s."""
+    ISA ppc runs (bench/peak_fma: independent chains of FMAs), in G/s per
+    core, with `threads` cores running them at once (as a run on that many
+    threads does: two busy cores of a virtual machine may be slower than
+    one)."""
+    global _PEAK_BUILT
     build = os.path.join(ROOT, "build")
-    subprocess.run(["cmake", "--build", build, "--target", "ppc_peak_fma"], stdout=subprocess.DEVNULL, check=True)
+    if not _PEAK_BUILT:
+        subprocess.run(["cmake", "--build", build, "--target", "ppc_peak_fma"], stdout=subprocess.DEVNULL, check=True)
+        _PEAK_BUILT = True
     level = cpu if cpu and cpu != "native" else host_level()
-    out = subprocess.run([os.path.join(build, "bin", "ppc_peak_fma"), level], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run([os.path.join(build, "bin", "ppc_peak_fma"), level, str(threads)], capture_output=True,
+                         text=True, check=True).stdout
     return float(out.split()[0])
+
+
+def measured_beside(cpu, threads, run):
+    """run() with the peak rate (peak_fma) measured just before and just
+    after it: (run's result, the two rates' mean). The host's speed moves by
+    10-20% within minutes, so a floor from one rate measured at the start of
+    a script can be off by as much for a run minutes later."""
+    before = peak_fma(cpu, threads)
+    result = run()
+    return result, (before + peak_fma(cpu, threads)) / 2
 
 
 def goal(text, met):
