@@ -59,6 +59,10 @@ private:
       opChecks(op, topLevel);
       std::vector<const Value *> exported;
       if (op.kind == OpKind::For) {
+        // A loop over something that is not a plate (opChecks said so): its
+        // body's indices have no plate to be checked against.
+        if (!iteratesPlate(op))
+          continue;
         visible_.insert(op.index);
         exported = region(*op.regions[0], false);
         visible_.erase(op.index);
@@ -82,6 +86,11 @@ private:
         definedHere.push_back(v);
     }
     return definedHere;
+  }
+
+  static bool iteratesPlate(const Op &loop) {
+    const Operand &o = loop.operands[0];
+    return o.isValue() && o.value->type.kind == TypeKind::Plate && o.value->def;
   }
 
   // ---- operands ----
@@ -274,7 +283,7 @@ private:
       }
       return;
     case OpKind::For:
-      if (!op.operands[0].isValue() || op.operands[0].value->type.kind != TypeKind::Plate)
+      if (!iteratesPlate(op))
         error(op, "'for' iterates a plate; got " + toString(op.operands[0]));
       return;
     case OpKind::If:
