@@ -3,8 +3,8 @@
 
     /usr/bin/python3 bench/lda_ap.py [--runs 3] [--threads 1] [--skip-gensim] [--cpu x86-64-v3]
 
-Runs each system --runs times on the same machine in the same invocation and
-prints medians and ratios. Every system's final posterior (topics lambda and
+Runs each system --runs times on the same machine in the same invocation,
+scikit-learn's runs alternating with ppc's, and prints medians and ratios. Every system's final posterior (topics lambda and
 document proportions gamma, both Dirichlet parameters) is scored by one
 evaluator, `lda_bound`: scikit-learn's variational bound (the ELBO with the
 per-token indicators at their optimum for the given lambda and gamma), per
@@ -99,6 +99,12 @@ def run_ppc(X, threads, seed, iters, cpu=None, extra=()):
             "bound": lda_bound(X, lam, gam)}
 
 
+def iterations_to(run, bound):
+    """The iterations a traced ppc run took to reach `bound` (nats, not per
+    token), or None."""
+    return next((i + 1 for i, e in enumerate(run["trace"]) if e >= bound), None)
+
+
 def run_sklearn(X, threads, seed):
     from sklearn.decomposition import LatentDirichletAllocation
     lda = LatentDirichletAllocation(n_components=K, doc_topic_prior=ALPHA, topic_word_prior=BETA,
@@ -141,7 +147,23 @@ def main():
     print(f"AP corpus: {X.shape[0]} documents, {X.shape[1]} words, {int(tokens)} tokens; K={K}, "
           f"alpha={ALPHA}, beta={BETA}; {args.threads} thread(s), {args.runs} runs, medians", flush=True)
 
-    sk = [run_sklearn(X, args.threads, seed) for seed in range(args.runs)]
+    # scikit-learn's runs and ppc's alternate (seed by seed: scikit-learn,
+    # ppc traced, ppc like for like), so that the host's speed, which moves
+    # by 10-20% over minutes, weighs on both alike. A like-for-like run
+    # repeats the traced run's iterations to the median bound of
+    # scikit-learn's runs so far; one whose count differs at the final
+    # median is run again at the end.
+    sk, runs, quiet = [], [], {}
+    for seed in range(args.runs):
+        sk.append(run_sklearn(X, args.threads, seed))
+        r = run_ppc(X, args.threads, seed, args.ppc_iters, args.cpu)
+        if "error" in r:
+            print(f"ppc --threads {args.threads}: {r['error']}")
+            return 1
+        runs.append(r)
+        n = iterations_to(r, statistics.median(x["bound"] for x in sk))
+        if n is not None:
+            quiet[seed] = (n, run_ppc(X, args.threads, seed, n, args.cpu, ["--elbo-every", "0"]))
     sk_time = statistics.median(r["seconds"] for r in sk)
     sk_bound = statistics.median(r["bound"] for r in sk) / tokens
     print(f"scikit-learn batch, 30 iterations: {sk_time:.2f} s, bound {sk_bound:.4f} nats/token", flush=True)
@@ -152,10 +174,6 @@ def main():
         gs_bound = statistics.median(r["bound"] for r in gs) / tokens
         print(f"gensim batch, 30 passes:           {gs_time:.2f} s, bound {gs_bound:.4f} nats/token", flush=True)
 
-    runs = [run_ppc(X, args.threads, seed, args.ppc_iters, args.cpu) for seed in range(args.runs)]
-    if "error" in runs[0]:
-        print(f"ppc --threads {args.threads}: {runs[0]['error']}")
-        return 1
     target = sk_bound * tokens
     reach = []
     for r in runs:
@@ -177,11 +195,13 @@ def main():
         # = -1; lda_bound scores its result afterwards, untimed). So does ppc
         # here: each run's iterations to the bound, run again with the ELBO at
         # the last iteration only (--elbo-every 0: the same posteriors),
-        # timed, and its result scored by lda_bound.
-        quiet = []
+        # timed, and its result scored by lda_bound (run above, between
+        # scikit-learn's runs, unless the final bound asks another count).
         for seed, r in enumerate(runs):
-            n = next(i + 1 for i, e in enumerate(r["trace"]) if e >= target)
-            quiet.append((n, run_ppc(X, args.threads, seed, n, args.cpu, ["--elbo-every", "0"])))
+            n = iterations_to(r, target)
+            if seed not in quiet or quiet[seed][0] != n:
+                quiet[seed] = (n, run_ppc(X, args.threads, seed, n, args.cpu, ["--elbo-every", "0"]))
+        quiet = [quiet[seed] for seed in range(len(runs))]
         if any("error" in q for _, q in quiet):
             print(f"ppc --elbo-every 0: {next(q['error'] for _, q in quiet if 'error' in q)}")
             return 1
