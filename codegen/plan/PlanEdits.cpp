@@ -23,11 +23,22 @@ Stmt zeroFill(int32_t buffer, ExprId index, int64_t count) {
   return z;
 }
 
+Stmt loopOver(int32_t var, ExprId bound, std::vector<Stmt> body) {
+  Stmt l;
+  l.kind = Stmt::Kind::Loop;
+  l.var = var;
+  l.bound = bound;
+  l.body = std::move(body);
+  return l;
+}
+
+Stmt freshLoop(Plan &p, int64_t bound) {
+  const int32_t var = p.loopVars++;
+  return loopOver(var, p.intConst(bound));
+}
+
 Stmt whileSwitchedOn(Plan &p, int32_t flag, std::string note) {
-  Stmt guard;
-  guard.kind = Stmt::Kind::Loop;
-  guard.var = p.loopVars++;
-  guard.bound = p.intConst(1);
+  Stmt guard = freshLoop(p, 1);
   guard.note = std::move(note);
   Stmt off;
   off.kind = Stmt::Kind::ExitBelow;

@@ -21,6 +21,10 @@ namespace ppc::codegen::edit {
 Stmt kernelCall(std::string_view kernel, std::vector<Arg> args, std::string note);
 /// buffer[index .. index + count) = 0.
 Stmt zeroFill(int32_t buffer, ExprId index, int64_t count);
+/// `for var < bound { body }`.
+Stmt loopOver(int32_t var, ExprId bound, std::vector<Stmt> body = {});
+/// A loop over a new variable of the plan, `bound` iterations (an empty body).
+Stmt freshLoop(Plan &p, int64_t bound);
 /// `for g < 1 { exit loop if flag[0] < 0.5 }`: the statements added to its
 /// body run only while the switch `flag` (one double) is on.
 Stmt whileSwitchedOn(Plan &p, int32_t flag, std::string note);

@@ -65,10 +65,7 @@ private:
   /// range (r C, r C + C) inserted at `at`.
   Stmt rangesLoop(std::string_view kernel, std::vector<Arg> args, size_t at, int64_t K, std::string note) {
     const int64_t parts = std::min(K, p_.threads), C = (K + parts - 1) / parts;
-    Stmt loop;
-    loop.kind = Stmt::Kind::Loop;
-    loop.var = p_.loopVars++;
-    loop.bound = p_.intConst((K + C - 1) / C);
+    Stmt loop = edit::freshLoop(p_, (K + C - 1) / C);
     loop.parallel = true;
     const ExprId first = p_.mul(p_.loopVar(loop.var), p_.intConst(C));
     args.insert(args.begin() + long(at), {edit::intArg(first), edit::intArg(p_.add(first, p_.intConst(C)))});

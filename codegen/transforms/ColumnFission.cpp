@@ -21,6 +21,7 @@
 // (the tiles 3.7%); on two threads 6.7% and 4.5%.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
@@ -110,10 +111,7 @@ private:
     const int64_t blocks = (width + kColumns - 1) / kColumns;
     Stmt call = strided;
     call.kernel = rt::findRuntimeKernel("ppc_axpy_transposed");
-    Stmt loop;
-    loop.kind = Stmt::Kind::Loop;
-    loop.var = p_.loopVars++;
-    loop.bound = p_.intConst(blocks);
+    Stmt loop = edit::freshLoop(p_, blocks);
     loop.parallel = blocks > 1;
     Arg intArg;
     intArg.kind = Arg::Kind::Int;

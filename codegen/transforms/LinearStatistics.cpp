@@ -216,14 +216,6 @@ private:
   Stmt call(std::string_view kernel, std::vector<Arg> args, std::string note) const {
     return edit::kernelCall(kernel, std::move(args), std::move(note));
   }
-  Stmt loop(int32_t var, int64_t bound, std::vector<Stmt> body) {
-    Stmt l;
-    l.kind = Stmt::Kind::Loop;
-    l.var = var;
-    l.bound = p_.intConst(bound);
-    l.body = std::move(body);
-    return l;
-  }
 
   /// The weighted column means of (data, weights), computed by one call at
   /// `out` unless a statement before in the block left them current.

@@ -8,6 +8,7 @@
 // the executor runs it on one thread when the work is too small to share.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 
 namespace ppc::codegen {
@@ -27,10 +28,7 @@ int parallelizeLargeZeros(Plan &p) {
       }
       // Whole blocks [index + b * kBlock, + kBlock) in parallel, then the rest.
       const int64_t whole = s.count / kBlock, rest = s.count % kBlock;
-      Stmt loop;
-      loop.kind = Stmt::Kind::Loop;
-      loop.var = p.loopVars++;
-      loop.bound = p.intConst(whole);
+      Stmt loop = edit::freshLoop(p, whole);
       loop.parallel = true;
       Stmt part = s;
       part.index = p.add(s.index, p.mul(p.loopVar(loop.var), p.intConst(kBlock)));

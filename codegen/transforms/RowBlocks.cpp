@@ -4,6 +4,7 @@
 // N rows by calls on many rows at once (RowKernelFission.cpp, BatchDot.cpp).
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 
 namespace ppc::codegen {
@@ -17,10 +18,7 @@ void callsOnRowBlocks(Plan &p, ExprId bound, int64_t rowsPerBlock, bool parallel
     return;
   }
   const int64_t blocks = *N / rowsPerBlock, rest = *N % rowsPerBlock;
-  Stmt blockLoop;
-  blockLoop.kind = Stmt::Kind::Loop;
-  blockLoop.var = p.loopVars++;
-  blockLoop.bound = p.intConst(blocks);
+  Stmt blockLoop = edit::freshLoop(p, blocks);
   blockLoop.parallel = parallel;
   blockLoop.reductions = std::move(reductions);
   const ExprId b = p.loopVar(blockLoop.var);

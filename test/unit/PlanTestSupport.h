@@ -68,12 +68,7 @@ struct ProductPlan {
   }
   Stmt zero(int32_t b, ExprId index, int64_t count) { return edit::zeroFill(b, index, count); }
   Stmt loop(int32_t v, int64_t bound, std::vector<Stmt> body) {
-    Stmt s;
-    s.kind = Stmt::Kind::Loop;
-    s.var = v;
-    s.bound = p.intConst(bound);
-    s.body = std::move(body);
-    return s;
+    return edit::loopOver(v, p.intConst(bound), std::move(body));
   }
   ExprId row(int32_t v) { return p.mul(p.loopVar(v), p.intConst(K)); }
   Arg k() { return num(p.intConst(K), Arg::Kind::Int); }
