@@ -24,6 +24,7 @@
 #include "tools/Stochastic.h"
 
 #include "codegen/exec/Distributed.h"
+#include "codegen/exec/JsonFields.h"
 #include "codegen/exec/Stochastic.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/LLVMCodegen.h"
@@ -486,7 +487,7 @@ private:
       if (manifest.at("fingerprint").get<std::string>() != fingerprint())
         throw std::runtime_error("it was written by a run of another model, data, --batch, --tau0, --kappa, seed, "
                                  "engine, thread or process count");
-      const int64_t step = manifest.at("step").get<int64_t>();
+      const int64_t step = codegen::integerAt<int64_t>(manifest, "step");
       std::ifstream in(statePath(r_.resume, step), std::ios::binary);
       std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       size_t nl = bytes.find('\n');
@@ -495,10 +496,16 @@ private:
       if (nl == std::string::npos)
         throw std::runtime_error(statePath(r_.resume, step) + " is damaged");
       const size_t headSize = std::stoull(bytes.substr(0, nl));
+      if (headSize > bytes.size() - nl - 1)
+        throw std::runtime_error(statePath(r_.resume, step) + " is truncated");
       nlohmann::json head = nlohmann::json::parse(bytes.substr(nl + 1, headSize));
       size_t at = nl + 1 + headSize;
-      state_.step = head.at("step").get<int64_t>();
-      state_.offsets = head.at("offsets").get<std::map<std::string, int64_t>>();
+      state_.step = codegen::integerAt<int64_t>(head, "step");
+      if (state_.step < 0)
+        throw std::out_of_range("'step' is negative");
+      state_.offsets.clear();
+      for (const auto &[name, offset] : head.at("offsets").items())
+        state_.offsets[name] = codegen::integerValue<int64_t>(offset, "an offset");
       rt::RunSummary &sm = state_.summary;
       sm.elbo = head.at("elbo").get<std::vector<double>>();
       sm.time = head.at("time").get<std::vector<double>>();
@@ -507,10 +514,10 @@ private:
       sm.stochastic->steps = state_.step;
       sm.stochastic->epochs = double(state_.step) / double(perEpoch_);
       for (const auto &p : head.at("heldout"))
-        sm.stochastic->heldout.push_back({p.at(0).get<int64_t>(), p.at(1).get<double>(), p.at(2).get<double>()});
+        sm.stochastic->heldout.push_back({codegen::integerValue<int64_t>(p.at(0), "a held-out step"), p.at(1).get<double>(), p.at(2).get<double>()});
       for (const auto &e : head.at("buffers")) {
-        const size_t count = e.at(2).get<size_t>();
-        if (at + count * sizeof(double) > bytes.size())
+        const size_t count = codegen::integerValue<size_t>(e.at(2), "a buffer's length");
+        if (count > (bytes.size() - at) / sizeof(double))
           throw std::runtime_error(statePath(r_.resume, step) + " is truncated");
         std::vector<double> values(count);
         std::memcpy(values.data(), bytes.data() + at, count * sizeof(double));

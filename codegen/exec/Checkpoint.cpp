@@ -3,6 +3,7 @@
 
 #include "codegen/exec/Distributed.h"
 #include "codegen/exec/Executor.h"
+#include "codegen/exec/JsonFields.h"
 #include "runtime/Output.h"
 
 #include <llvm/Support/xxhash.h>
@@ -132,9 +133,11 @@ int64_t Checkpointer::recordedL2CacheBytes(const std::string &dir) {
   if (!in)
     return 0;
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("l2_cache_bytes") || !j["l2_cache_bytes"].is_number_integer())
+  try {
+    return integerAt<int64_t>(j, "l2_cache_bytes");
+  } catch (const std::exception &) {
     return 0; // damaged or older: restore says so, or the fingerprint does
-  return j["l2_cache_bytes"].get<int64_t>();
+  }
 }
 
 bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64_t &seed, bool &found,
@@ -166,7 +169,7 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
       error = "'" + manifestPath + damaged;
       return false;
     }
-    int processes = j.at("processes").get<int>();
+    int processes = integerAt<int>(j, "processes");
     if (processes != ranks) {
       error = "the checkpoint in '" + dir_ + "' was written by " + std::to_string(processes) +
               (processes == 1 ? " process" : " processes") + "; resume it with " +
@@ -181,7 +184,9 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
       error = otherRun;
       return false;
     }
-    int64_t iteration = j.at("iteration").get<int64_t>();
+    int64_t iteration = integerAt<int64_t>(j, "iteration");
+    if (iteration < 0)
+      throw std::out_of_range("iteration");
     std::string state;
     std::string path = statePath(iteration, rank);
     if (!readWhole(path, state)) {
@@ -213,7 +218,7 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
     summary.time = j.at("time").get<std::vector<double>>();
     summary.iterations = iteration;
     if (j.contains("elbo_iterations")) { // --elbo-every: the evaluated iterations
-      summary.elboIterations = j.at("elbo_iterations").get<std::vector<int64_t>>();
+      summary.elboIterations = integersIn<int64_t>(j.at("elbo_iterations"));
       summary.iterationSeconds = j.at("iteration_seconds").get<double>();
     } else { // a checkpoint from before --elbo-every: every iteration
       summary.elboIterations.clear();
@@ -227,7 +232,7 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
       if (summary.elboIterations[i] <= (i ? summary.elboIterations[i - 1] : 0) ||
           summary.elboIterations[i] > iteration)
         throw std::runtime_error("trace");
-    seed = j.at("seed").get<uint64_t>();
+    seed = integerAt<uint64_t>(j, "seed");
   } catch (const std::exception &) {
     error = "'" + manifestPath + "' is not a ppc checkpoint manifest (damaged?)";
     return false;
