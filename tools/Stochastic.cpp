@@ -504,6 +504,8 @@ private:
       if (state_.step < 0)
         throw std::out_of_range("'step' is negative");
       state_.offsets.clear();
+      if (!head.at("offsets").is_object())
+        throw std::out_of_range("'offsets' is not an object");
       for (const auto &[name, offset] : head.at("offsets").items())
         state_.offsets[name] = codegen::integerValue<int64_t>(offset, "an offset");
       rt::RunSummary &sm = state_.summary;
@@ -514,7 +516,8 @@ private:
       sm.stochastic->steps = state_.step;
       sm.stochastic->epochs = double(state_.step) / double(perEpoch_);
       for (const auto &p : head.at("heldout"))
-        sm.stochastic->heldout.push_back({codegen::integerValue<int64_t>(p.at(0), "a held-out step"), p.at(1).get<double>(), p.at(2).get<double>()});
+        sm.stochastic->heldout.push_back(
+            {codegen::integerValue<int64_t>(p.at(0), "a held-out step"), p.at(1).get<double>(), p.at(2).get<double>()});
       for (const auto &e : head.at("buffers")) {
         const size_t count = codegen::integerValue<size_t>(e.at(2), "a buffer's length");
         if (count > (bytes.size() - at) / sizeof(double))

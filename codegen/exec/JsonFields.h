@@ -7,8 +7,7 @@
 // every other malformed field does.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PPC_CODEGEN_EXEC_JSONFIELDS_H
-#define PPC_CODEGEN_EXEC_JSONFIELDS_H
+#pragma once
 
 #include <cstdint>
 #include <limits>
@@ -57,5 +56,3 @@ template <typename T, typename Json> std::vector<T> integersIn(const Json &j, co
 }
 
 } // namespace ppc::codegen
-
-#endif
