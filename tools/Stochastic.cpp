@@ -25,6 +25,7 @@
 
 #include "codegen/exec/Distributed.h"
 #include "codegen/exec/JsonFields.h"
+#include "codegen/exec/StreamCheckpoint.h"
 #include "codegen/exec/Stochastic.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/LLVMCodegen.h"
@@ -83,15 +84,10 @@ std::string shapeOf(const codegen::Plan &p) {
   return out;
 }
 
-/// What a run carries from step to step, and what a checkpoint holds.
-struct StreamState {
-  int64_t step = 0; ///< steps done
-  std::map<std::string, std::vector<double>> globals, effective;
-  /// Per partitioned posterior: its elements in this epoch's batches so far
-  /// (the random start of an element is keyed by its place in the stream).
-  std::map<std::string, int64_t> offsets;
-  rt::RunSummary summary;
-};
+using codegen::StreamState;
+
+/// The manifest's format: since 2, each state file ends with its checksum.
+constexpr const char *kStreamCheckpointFormat = "ppc svi checkpoint 2";
 
 class StochasticRunner {
 public:
@@ -419,28 +415,7 @@ private:
     std::string error;
     std::error_code ec;
     fs::create_directories(r_.checkpoint, ec);
-    nlohmann::json head;
-    head["step"] = state_.step;
-    head["fingerprint"] = fingerprint();
-    head["offsets"] = state_.offsets;
-    const rt::RunSummary &sm = state_.summary;
-    head["elbo"] = sm.elbo;
-    head["time"] = sm.time;
-    head["rho"] = sm.stochastic->rho;
-    nlohmann::json points = nlohmann::json::array();
-    for (const auto &p : sm.stochastic->heldout)
-      points.push_back({p.step, p.seconds, p.perObservation});
-    head["heldout"] = points;
-    std::string blob;
-    nlohmann::json entries = nlohmann::json::array();
-    for (const auto *group : {&state_.globals, &step_.effective})
-      for (const auto &[name, values] : *group) {
-        entries.push_back({group == &state_.globals ? "global" : "effective", name, values.size()});
-        blob.append(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(double));
-      }
-    head["buffers"] = entries;
-    std::string text = head.dump();
-    std::string bytes = std::to_string(text.size()) + "\n" + text + blob;
+    const std::string bytes = codegen::encodeStreamState(state_, step_.effective);
     bool ok = rt::writeFileAtomically(statePath(r_.checkpoint, state_.step), bytes, error);
     if (!ok)
       localError("--checkpoint: " + error);
@@ -448,6 +423,7 @@ private:
       return false;
     if (root()) {
       nlohmann::json manifest;
+      manifest["format"] = kStreamCheckpointFormat;
       manifest["step"] = state_.step;
       manifest["processes"] = comm_ ? comm_->size() : 1;
       manifest["fingerprint"] = fingerprint();
@@ -484,50 +460,26 @@ private:
     }
     try {
       nlohmann::json manifest = nlohmann::json::parse(manifestFile);
+      const std::string format =
+          manifest.contains("format") && manifest["format"].is_string() ? manifest["format"].get<std::string>() : "";
+      if (format != kStreamCheckpointFormat)
+        throw std::runtime_error(
+            "'" + manifestPath.string() + "' is a checkpoint of another format (" +
+            (format.empty() ? std::string("an earlier one, without checksums") : "'" + format + "'") +
+            ", this ppc writes '" + kStreamCheckpointFormat + "'); start the run again");
       if (manifest.at("fingerprint").get<std::string>() != fingerprint())
         throw std::runtime_error("it was written by a run of another model, data, --batch, --tau0, --kappa, seed, "
                                  "engine, thread or process count");
       const int64_t step = codegen::integerAt<int64_t>(manifest, "step");
       std::ifstream in(statePath(r_.resume, step), std::ios::binary);
       std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      size_t nl = bytes.find('\n');
       if (!in.good() && !in.eof())
         throw std::runtime_error("cannot read " + statePath(r_.resume, step));
-      if (nl == std::string::npos)
-        throw std::runtime_error(statePath(r_.resume, step) + " is damaged");
-      const size_t headSize = std::stoull(bytes.substr(0, nl));
-      if (headSize > bytes.size() - nl - 1)
-        throw std::runtime_error(statePath(r_.resume, step) + " is truncated");
-      nlohmann::json head = nlohmann::json::parse(bytes.substr(nl + 1, headSize));
-      size_t at = nl + 1 + headSize;
-      state_.step = codegen::integerAt<int64_t>(head, "step");
-      if (state_.step < 0)
-        throw std::out_of_range("'step' is negative");
-      state_.offsets.clear();
-      if (!head.at("offsets").is_object())
-        throw std::out_of_range("'offsets' is not an object");
-      for (const auto &[name, offset] : head.at("offsets").items())
-        state_.offsets[name] = codegen::integerValue<int64_t>(offset, "an offset");
-      rt::RunSummary &sm = state_.summary;
-      sm.elbo = head.at("elbo").get<std::vector<double>>();
-      sm.time = head.at("time").get<std::vector<double>>();
-      sm.iterations = state_.step;
-      sm.stochastic->rho = head.at("rho").get<std::vector<double>>();
-      sm.stochastic->steps = state_.step;
-      sm.stochastic->epochs = double(state_.step) / double(perEpoch_);
-      for (const auto &p : head.at("heldout"))
-        sm.stochastic->heldout.push_back(
-            {codegen::integerValue<int64_t>(p.at(0), "a held-out step"), p.at(1).get<double>(), p.at(2).get<double>()});
-      for (const auto &e : head.at("buffers")) {
-        const size_t count = codegen::integerValue<size_t>(e.at(2), "a buffer's length");
-        if (count > (bytes.size() - at) / sizeof(double))
-          throw std::runtime_error(statePath(r_.resume, step) + " is truncated");
-        std::vector<double> values(count);
-        std::memcpy(values.data(), bytes.data() + at, count * sizeof(double));
-        at += count * sizeof(double);
-        (e.at(0).get<std::string>() == "global" ? state_.globals
-                                                : step_.effective)[e.at(1).get<std::string>()] = std::move(values);
-      }
+      codegen::decodeStreamState(bytes, statePath(r_.resume, step), r_.resume, state_, step_.effective);
+      if (state_.step != step)
+        throw std::runtime_error("'" + statePath(r_.resume, step) + "' is at step " + std::to_string(state_.step) +
+                                 ", its manifest at " + std::to_string(step));
+      state_.summary.stochastic->epochs = double(state_.step) / double(perEpoch_);
       if (state_.step > totalSteps_)
         throw std::runtime_error("it is at step " + std::to_string(state_.step) + ", past this run's " +
                                  std::to_string(totalSteps_) + " (--epochs)");

@@ -2,14 +2,17 @@
 //
 // Any bytes as a checkpoint of a small Gaussian mixture's run. Odd first
 // byte: the rest is one state (Inference::restoreState, past the checksums
-// that guard it in a file). Even: the rest up to the first NUL is the
-// manifest and what follows its state file (Checkpointer::restore, checksums
-// included). Both must end in a restored state or an error.
+// that guard it in a file). 2 mod 4: the rest is a stochastic run's state
+// file, given the checksum it ends with (decodeStreamState past it).
+// 0 mod 4: the rest up to the first NUL is the manifest and what follows
+// its state file (Checkpointer::restore, checksums included). Each must end
+// in a restored state or an error.
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 #include "codegen/exec/Checkpoint.h"
 #include "codegen/exec/Executor.h"
+#include "codegen/exec/StreamCheckpoint.h"
 #include "codegen/plan/Plan.h"
 #include "codegen/transforms/PlanPassManager.h"
 #include "ir/Evaluate.h"
@@ -17,6 +20,9 @@
 #include "passes/PassManager.h"
 #include "runtime/Binding.h"
 #include "runtime/Output.h"
+
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/xxhash.h>
 
 #include <cstring>
 
@@ -70,6 +76,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string error;
   if (data[0] & 1) {
     run.inference->restoreState(std::string(reinterpret_cast<const char *>(data + 1), size - 1), error);
+    return 0;
+  }
+  if (data[0] % 4 == 2) {
+    std::string file(reinterpret_cast<const char *>(data + 1), size - 1);
+    const uint64_t sum = llvm::xxh3_64bits(llvm::StringRef(file));
+    file.append(reinterpret_cast<const char *>(&sum), sizeof sum);
+    ppc::codegen::StreamState state;
+    state.summary.stochastic.emplace();
+    ppc::codegen::NamedBuffers effective;
+    try {
+      ppc::codegen::decodeStreamState(file, "state.bin", "checkpoint", state, effective);
+    } catch (const std::exception &) {
+    }
     return 0;
   }
   const uint8_t *nul = static_cast<const uint8_t *>(std::memchr(data + 1, 0, size - 1));
