@@ -29,7 +29,8 @@ std::string encodeStreamState(const StreamState &state, const NamedBuffers &effe
   for (const NamedBuffers *group : {&state.globals, &effective})
     for (const auto &[name, values] : *group) {
       entries.push_back({group == &state.globals ? "global" : "effective", name, values.size()});
-      blob.append(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(double));
+      if (!values.empty())
+        blob.append(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(double));
     }
   head["buffers"] = entries;
   const std::string text = head.dump();
@@ -83,7 +84,8 @@ void decodeStreamState(const std::string &file, const std::string &path, const s
     if (count > (bytes.size() - at) / sizeof(double))
       throw std::runtime_error(truncated);
     std::vector<double> values(count);
-    std::memcpy(values.data(), bytes.data() + at, count * sizeof(double));
+    if (count) // an empty vector's data() may be null
+      std::memcpy(values.data(), bytes.data() + at, count * sizeof(double));
     at += count * sizeof(double);
     (e.at(0).get<std::string>() == "global" ? state.globals : effective)[e.at(1).get<std::string>()] =
         std::move(values);

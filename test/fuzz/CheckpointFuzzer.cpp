@@ -83,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint64_t sum = llvm::xxh3_64bits(llvm::StringRef(file));
     file.append(reinterpret_cast<const char *>(&sum), sizeof sum);
     ppc::codegen::StreamState state;
-    state.summary.stochastic.emplace();
+    state.summary.stochastic = ppc::rt::RunSummary::Stochastic();
     ppc::codegen::NamedBuffers effective;
     try {
       ppc::codegen::decodeStreamState(file, "state.bin", "checkpoint", state, effective);

@@ -25,7 +25,7 @@ StreamState sample() {
   s.offsets = {{"theta", 340}, {"z", 7}};
   s.summary.elbo = {-10.5, -9.25};
   s.summary.time = {0.5, 1.0};
-  s.summary.stochastic.emplace();
+  s.summary.stochastic = ppc::rt::RunSummary::Stochastic();
   s.summary.stochastic->rho = {1.0, 0.5};
   s.summary.stochastic->heldout = {{10, 0.75, -8.5}};
   s.globals = {{"phi.q.eta", {1.0, 2.0, 3.0}}, {"phi.q.stats", {-0.5}}};
@@ -46,7 +46,7 @@ std::string file(const std::string &head, const std::string &blob = "") {
 
 std::string errorOf(const std::string &bytes) {
   StreamState s;
-  s.summary.stochastic.emplace();
+  s.summary.stochastic = ppc::rt::RunSummary::Stochastic();
   NamedBuffers effective;
   try {
     decodeStreamState(bytes, "state.bin", "ck", s, effective);
@@ -61,9 +61,9 @@ const std::string kHead = R"({"step":3,"offsets":{},"elbo":[],"time":[],"rho":[]
 
 TEST(StreamCheckpoint, StatesComeBackAsWritten) {
   const StreamState s = sample();
-  const NamedBuffers effective = {{"phi.B", {4.0, 5.0}}};
+  const NamedBuffers effective = {{"phi.B", {4.0, 5.0}}, {"empty", {}}}; // an empty one: no null memcpy (UBSan)
   StreamState back;
-  back.summary.stochastic.emplace();
+  back.summary.stochastic = ppc::rt::RunSummary::Stochastic();
   NamedBuffers effectiveBack;
   decodeStreamState(encodeStreamState(s, effective), "state.bin", "ck", back, effectiveBack);
   EXPECT_EQ(back.step, 12);
