@@ -43,9 +43,10 @@ std::string encodeStreamState(const StreamState &state, const NamedBuffers &effe
 void decodeStreamState(const std::string &file, const std::string &path, const std::string &dir, StreamState &state,
                        NamedBuffers &effective) {
   uint64_t sum = 0;
-  if (file.size() < sizeof sum ||
-      (std::memcpy(&sum, file.data() + file.size() - sizeof sum, sizeof sum),
-       sum != llvm::xxh3_64bits(llvm::StringRef(file.data(), file.size() - sizeof sum))))
+  const bool whole = file.size() >= sizeof sum;
+  if (whole)
+    std::memcpy(&sum, file.data() + file.size() - sizeof sum, sizeof sum);
+  if (!whole || sum != llvm::xxh3_64bits(llvm::StringRef(file.data(), file.size() - sizeof sum)))
     throw std::runtime_error("'" + path +
                              "' is damaged (its checksum does not match its contents); --resume never continues "
                              "from a damaged checkpoint: delete '" + dir + "' and start again");
