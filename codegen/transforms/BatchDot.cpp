@@ -130,7 +130,7 @@ private:
       Stmt r;
       r.kind = Stmt::Kind::Call;
       r.kernel = rt::findRuntimeKernel("ppc_dot_forward_rows");
-      r.args = {intArg(count), c.args[0], stats, rowsFrom(X, first, *D), rowsFrom(dst, first, 2)};
+      r.args = {edit::intArg(count), c.args[0], stats, rowsFrom(X, first, *D), rowsFrom(dst, first, 2)};
       r.note = c.note + " (all rows)";
       return r;
     }, before);
@@ -185,7 +185,7 @@ private:
       table.kind = Arg::Kind::Pointer;
       table.buffer = g;
       table.expr = p_.mul(block, p_.intConst(1 + *D * *D));
-      r.args = {intArg(count), c.args[0], rowsFrom(eta, first, 2), rowsFrom(X, first, *D), weight, table, dst};
+      r.args = {edit::intArg(count), c.args[0], rowsFrom(eta, first, 2), rowsFrom(X, first, *D), weight, table, dst};
       r.note = c.note + " (all rows)";
       return r;
     }, after);
@@ -194,13 +194,6 @@ private:
 
   /// (data matrix, blocks) -> its tables of X^T X.
   std::map<std::pair<int32_t, int64_t>, int32_t> grams_;
-
-  Arg intArg(ExprId e) const {
-    Arg a;
-    a.kind = Arg::Kind::Int;
-    a.expr = e;
-    return a;
-  }
 
   Arg rowsFrom(const Arg &row, ExprId first, int64_t width) {
     Arg a = row;

@@ -113,13 +113,7 @@ private:
     call.kernel = rt::findRuntimeKernel("ppc_axpy_transposed");
     Stmt loop = edit::freshLoop(p_, blocks);
     loop.parallel = blocks > 1;
-    Arg intArg;
-    intArg.kind = Arg::Kind::Int;
-    auto integer = [&](ExprId e) {
-      Arg a = intArg;
-      a.expr = e;
-      return a;
-    };
+    const auto integer = edit::intArg;
     Arg src = strided.args[3], dst = strided.args[4];
     src.expr = p_.intConst(0);
     dst.expr = p_.intConst(0);

@@ -13,6 +13,7 @@
 // row of the largest n doubles, private to the parallel loops around.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
 #include "runtime/Symbols.h"
 
@@ -121,19 +122,11 @@ private:
     target->kernel = rt::findRuntimeKernel("ppc_product_axpy_norm");
     target->args.push_back(row);
     target->note += " (its logarithm after the loop)";
-    Stmt after;
-    after.kind = Stmt::Kind::Call;
-    after.kernel = rt::findRuntimeKernel("ppc_weighted_log_sum");
-    Arg n, first;
-    n.kind = Arg::Kind::Int;
-    n.expr = loop.bound;
-    first.kind = Arg::Kind::Pointer;
-    first.buffer = id;
-    first.expr = p_.intConst(0);
-    after.args = {n, first, *w};
+    Stmt after = edit::kernelCall("ppc_weighted_log_sum",
+                                  {edit::intArg(loop.bound), edit::pointerArg(id, p_.intConst(0)), *w},
+                                  "the log normalizers of the loop above");
     after.result = Stmt::Result::Elbo;
     after.elboOnly = true;
-    after.note = "the log normalizers of the loop above";
     ++batched;
     return after;
   }

@@ -15,8 +15,8 @@
 // no change).
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/plan/PlanEdits.h"
 #include "codegen/transforms/Transforms.h"
-#include "runtime/Symbols.h"
 
 #include <algorithm>
 #include <tuple>
@@ -103,35 +103,17 @@ private:
     std::vector<Stmt> calls;
     for (const Indexed &r : rows) {
       int64_t ahead = std::clamp<int64_t>(kAheadBytes / (r.width * 8), 2, 16);
-      Stmt c;
-      c.kind = Stmt::Kind::Call;
-      c.kernel = rt::findRuntimeKernel("ppc_prefetch_row");
-      c.args = {pointer(r.data, r.base),
-                integer(p_.loopVar(loop.var)),
-                integer(loop.bound),
-                integer(p_.intConst(ahead)),
-                pointer(r.table, p_.intConst(0)),
-                integer(p_.intConst(r.width))};
-      c.note = "prefetch " + p_.buffers[size_t(r.table)].name + "'s row " + std::to_string(ahead) + " data ahead";
-      calls.push_back(std::move(c));
+      calls.push_back(edit::kernelCall(
+          "ppc_prefetch_row",
+          {edit::pointerArg(r.data, r.base), edit::intArg(p_.loopVar(loop.var)), edit::intArg(loop.bound),
+           edit::intArg(p_.intConst(ahead)), edit::pointerArg(r.table, p_.intConst(0)),
+           edit::intArg(p_.intConst(r.width))},
+          "prefetch " + p_.buffers[size_t(r.table)].name + "'s row " + std::to_string(ahead) + " data ahead"));
       ++inserted;
     }
     loop.body.insert(loop.body.begin(), std::make_move_iterator(calls.begin()), std::make_move_iterator(calls.end()));
   }
 
-  static Arg pointer(int32_t buffer, ExprId index) {
-    Arg a;
-    a.kind = Arg::Kind::Pointer;
-    a.buffer = buffer;
-    a.expr = index;
-    return a;
-  }
-  static Arg integer(ExprId e) {
-    Arg a;
-    a.kind = Arg::Kind::Int;
-    a.expr = e;
-    return a;
-  }
 
   Plan &p_;
 };
