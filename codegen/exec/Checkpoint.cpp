@@ -23,7 +23,6 @@ namespace {
 // the manifest holds the checksum of its own text (docs/reliability.md).
 constexpr const char *kFormat = "ppc checkpoint 2";
 
-uint64_t checksum(const std::string &bytes) { return llvm::xxh3_64bits(llvm::StringRef(bytes)); }
 
 /// The manifest's text as checksummed: every field but "checksum", in order.
 std::string manifestBody(nlohmann::ordered_json j) {
@@ -55,6 +54,13 @@ bool readWhole(const std::string &path, std::string &out) {
 }
 } // namespace
 
+uint64_t checkpointChecksum(std::string_view bytes) { return llvm::xxh3_64bits(llvm::StringRef(bytes)); }
+
+std::string damagedCheckpoint(const std::string &file, const std::string &dir) {
+  return "'" + file + "' is damaged (its checksum does not match its contents); --resume never continues from a "
+         "damaged checkpoint: delete '" + dir + "' and start again";
+}
+
 Checkpointer::Checkpointer(std::string dir, const Inference &inference, Communicator *comm)
     : dir_(std::move(dir)), inference_(inference), comm_(comm), fingerprint_(fnv1a(printPlan(inference.plan()))) {}
 
@@ -79,7 +85,7 @@ bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::strin
   // of the data differs); the manifest has process 0's.
   std::string state(reinterpret_cast<const char *>(&fingerprint_), sizeof fingerprint_);
   state += inference_.saveState();
-  const uint64_t sum = checksum(state);
+  const uint64_t sum = checkpointChecksum(state);
   state.append(reinterpret_cast<const char *>(&sum), sizeof sum);
   bool ok = rt::writeFileAtomically(statePath(iteration, rank), state, error);
   if (comm_ && !comm_->allOk(ok)) { // every part durable before the manifest names them
@@ -101,7 +107,7 @@ bool Checkpointer::save(const rt::RunSummary &summary, uint64_t seed, std::strin
     j["time"] = summary.time;
     j["elbo_iterations"] = summary.elboIterations;
     j["iteration_seconds"] = summary.iterationSeconds;
-    j["checksum"] = hex(checksum(manifestBody(j)));
+    j["checksum"] = hex(checkpointChecksum(manifestBody(j)));
     ok = rt::writeFileAtomically((fs::path(dir_) / "checkpoint.json").string(), j.dump(1) + "\n", error);
   }
   if (comm_ && !comm_->allOk(ok)) {
@@ -154,8 +160,6 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
     error = "cannot read '" + manifestPath + "'";
     return false;
   }
-  const std::string damaged = "' is damaged (its checksum does not match its contents); --resume never continues "
-                              "from a damaged checkpoint: delete '" + dir_ + "' and start again";
   try {
     j = nlohmann::ordered_json::parse(text);
     if (j.contains("format") && j["format"].is_string() && j["format"].get<std::string>() != kFormat) {
@@ -165,8 +169,8 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
     }
     if (j.at("format").get<std::string>() != kFormat)
       throw std::runtime_error("format");
-    if (j.at("checksum").get<std::string>() != hex(checksum(manifestBody(j)))) {
-      error = "'" + manifestPath + damaged;
+    if (j.at("checksum").get<std::string>() != hex(checkpointChecksum(manifestBody(j)))) {
+      error = damagedCheckpoint(manifestPath, dir_);
       return false;
     }
     int processes = integerAt<int>(j, "processes");
@@ -200,8 +204,8 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
     }
     std::memcpy(&sum, state.data() + state.size() - sizeof sum, sizeof sum);
     state.resize(state.size() - sizeof sum);
-    if (sum != checksum(state)) {
-      error = "'" + path + damaged;
+    if (sum != checkpointChecksum(state)) {
+      error = damagedCheckpoint(path, dir_);
       return false;
     }
     std::memcpy(&written, state.data(), sizeof written);

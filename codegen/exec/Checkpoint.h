@@ -21,10 +21,17 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace ppc::rt { struct RunSummary; }
 
 namespace ppc::codegen {
+
+/// The checksum a checkpoint's state files end with (XXH3, 64 bits).
+uint64_t checkpointChecksum(std::string_view bytes);
+/// The error for a checkpoint file whose checksum does not match: `file`
+/// damaged, and the advice to delete the checkpoint `dir` and start again.
+std::string damagedCheckpoint(const std::string &file, const std::string &dir);
 
 class Communicator;
 class Inference;

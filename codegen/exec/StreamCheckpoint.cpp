@@ -1,10 +1,8 @@
 //===- codegen/exec/StreamCheckpoint.cpp - a stochastic run's state file --===//
 #include "codegen/exec/StreamCheckpoint.h"
 
+#include "codegen/exec/Checkpoint.h"
 #include "codegen/exec/JsonFields.h"
-
-#include <llvm/ADT/StringRef.h>
-#include <llvm/Support/xxhash.h>
 
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -35,7 +33,7 @@ std::string encodeStreamState(const StreamState &state, const NamedBuffers &effe
   head["buffers"] = entries;
   const std::string text = head.dump();
   std::string bytes = std::to_string(text.size()) + "\n" + text + blob;
-  const uint64_t sum = llvm::xxh3_64bits(llvm::StringRef(bytes));
+  const uint64_t sum = checkpointChecksum(bytes);
   bytes.append(reinterpret_cast<const char *>(&sum), sizeof sum);
   return bytes;
 }
@@ -46,10 +44,8 @@ void decodeStreamState(const std::string &file, const std::string &path, const s
   const bool whole = file.size() >= sizeof sum;
   if (whole)
     std::memcpy(&sum, file.data() + file.size() - sizeof sum, sizeof sum);
-  if (!whole || sum != llvm::xxh3_64bits(llvm::StringRef(file.data(), file.size() - sizeof sum)))
-    throw std::runtime_error("'" + path +
-                             "' is damaged (its checksum does not match its contents); --resume never continues "
-                             "from a damaged checkpoint: delete '" + dir + "' and start again");
+  if (!whole || sum != checkpointChecksum(std::string_view(file).substr(0, file.size() - sizeof sum)))
+    throw std::runtime_error(damagedCheckpoint(path, dir));
   const std::string bytes = file.substr(0, file.size() - sizeof sum);
   // Past the checksum, the numbers are still checked: a file this ppc did
   // not write may carry a matching one.

@@ -21,9 +21,6 @@
 #include "runtime/Binding.h"
 #include "runtime/Output.h"
 
-#include <llvm/ADT/StringRef.h>
-#include <llvm/Support/xxhash.h>
-
 #include <cstring>
 
 namespace {
@@ -80,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (data[0] % 4 == 2) {
     std::string file(reinterpret_cast<const char *>(data + 1), size - 1);
-    const uint64_t sum = llvm::xxh3_64bits(llvm::StringRef(file));
+    const uint64_t sum = ppc::codegen::checkpointChecksum(file);
     file.append(reinterpret_cast<const char *>(&sum), sizeof sum);
     ppc::codegen::StreamState state;
     state.summary.stochastic = ppc::rt::RunSummary::Stochastic();
