@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Every README performance goal on this host, on each vector ISA path and
+thread count, in one invocation: the goal benches run one after another and
+a table of their goal lines ends the output.
+
+    /usr/bin/python3 bench/goals.py [--runs 3] [--benches gmm,bernoulli,lda]
+        [--paths native,x86-64-v3] [--threads 1,2] [--step-timeout 900] [--json FILE]
+
+--benches: gmm (bench/gmm.py on digits), bernoulli (bench/bernoulli_mixture.py),
+lda (bench/lda_ap.py, without gensim, which no goal names): issue 30's goals,
+the default. Also heldout (bench/lda_heldout.py), linreg and logreg
+(bench/linear_regression.py, bench/logistic_regression.py, one thread), and
+svi (bench/lda_svi.py: it writes corpora of up to 500 M tokens; minutes).
+"all" is every one but svi.
+
+--paths: "native" is the host's best vector ISA; x86-64-v3 is the AVX2 path
+(--cpu), which an AVX-512 host can run too. The default is native, plus
+x86-64-v3 where the host has AVX-512, so one invocation covers both ISAs.
+
+Each bench prints its host, numpy's BLAS and its figures as it would alone
+(each step's output is passed through as it runs); its goal lines ("goal
+met" / "GOAL NOT MET") are collected. The exit status is 0 when every goal
+was met, 1 when one was not, 2 when a bench failed or ran past
+--step-timeout (its goals then count as not met). --json writes the table.
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name: (script, its fixed arguments, whether it takes --threads 2)
+BENCHES = {
+    "gmm": ("gmm.py", ["--dataset", "digits"], True),
+    "bernoulli": ("bernoulli_mixture.py", [], True),
+    "lda": ("lda_ap.py", ["--skip-gensim"], True),
+    "heldout": ("lda_heldout.py", [], True),
+    "linreg": ("linear_regression.py", [], False),
+    "logreg": ("logistic_regression.py", [], False),
+    "svi": ("lda_svi.py", [], False),
+}
+DEFAULT = ["gmm", "bernoulli", "lda"]
+ALL = [b for b in BENCHES if b != "svi"]
+
+MET, NOT_MET = "goal met: ", "!! GOAL NOT MET on this host: "
+
+
+def goal_lines(output):
+    """(text, met) for each goal line a bench printed."""
+    found = []
+    for line in output.splitlines():
+        line = line.strip()
+        if line.startswith(MET):
+            found.append((line[len(MET):], True))
+        elif line.startswith(NOT_MET):
+            found.append((line[len(NOT_MET):], False))
+    return found
+
+
+def run_step(command, timeout):
+    """Runs a bench, passing its output through; (exit status, or None when
+    it ran past `timeout` seconds and was killed; its output; seconds)."""
+    start = time.perf_counter()
+    lines = []
+    # A session of its own, so that a timeout kills the bench's ppc too.
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          start_new_session=True) as proc:
+        expired = threading.Event()
+
+        def kill():
+            expired.set()
+            os.killpg(proc.pid, signal.SIGKILL)
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        try:
+            for line in proc.stdout:
+                print(line, end="", flush=True)
+                lines.append(line)
+            rc = proc.wait()
+        finally:
+            timer.cancel()
+    return (None if expired.is_set() else rc), "".join(lines), time.perf_counter() - start
+
+
+def parse_list(text, allowed, what):
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if t not in allowed]
+    if bad or not items:
+        sys.exit(f"goals.py: {what} {', '.join(bad) or '(none)'} not among {', '.join(allowed)}")
+    return items
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3, help="each bench's --runs")
+    ap.add_argument("--benches", default=",".join(DEFAULT), help=f"comma-separated: {', '.join(BENCHES)}, all")
+    ap.add_argument("--paths", default=None, help="comma-separated: native and --cpu levels (default: native, "
+                                                  "and x86-64-v3 on an AVX-512 host)")
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    ap.add_argument("--step-timeout", type=float, default=900.0, help="seconds one bench may run")
+    ap.add_argument("--json", metavar="FILE", help="write the table as JSON")
+    ap.add_argument("--allow-reference-blas", action="store_true", help="passed to every bench")
+    args = ap.parse_args()
+    if args.runs < 1:
+        sys.exit("goals.py: --runs must be at least 1")
+
+    benches = ALL if args.benches == "all" else parse_list(args.benches, list(BENCHES), "--benches")
+    best = peers.host_level()
+    default_paths = ["native"] + (["x86-64-v3"] if best == "x86-64-v4" else [])
+    paths = default_paths if args.paths is None else parse_list(args.paths, ["native"] + list(peers.LEVELS), "--paths")
+    try:
+        threads = sorted({int(t) for t in args.threads.split(",") if t.strip()})
+    except ValueError:
+        sys.exit(f"goals.py: --threads {args.threads!r} is not a comma-separated list of integers")
+    if not threads or threads[0] < 1:
+        sys.exit("goals.py: --threads needs counts of at least 1")
+
+    host = peers.describe_host().split("; ppc runs")[0]
+    print(f"goals on {host}", flush=True)
+    rows, failed = [], False
+    for name in benches:
+        script, fixed, takes_threads = BENCHES[name]
+        for path in paths:
+            for t in threads if takes_threads else [1]:
+                if name == "gmm" and t > 2:
+                    continue  # gmm.py's --threads is 1 or 2
+                command = [sys.executable, os.path.join(HERE, script), *fixed]
+                if name != "svi":  # lda_svi.py has no --runs
+                    command += ["--runs", str(args.runs)]
+                if takes_threads:
+                    command += ["--threads", str(t)]
+                if path != "native":
+                    command += ["--cpu", path]
+                if args.allow_reference_blas:
+                    command += ["--allow-reference-blas"]
+                isa = peers.LEVELS[best if path == "native" else path][0]
+                print(f"\n=== {name}: {isa} path, {t} thread(s): {' '.join(command[1:])}", flush=True)
+                rc, output, seconds = run_step(command, args.step_timeout)
+                goals = goal_lines(output)
+                status = "timed out" if rc is None else ("ok" if rc == 0 else f"exit {rc}")
+                if rc != 0:
+                    failed = True
+                rows.append({"bench": name, "path": path, "isa": isa, "threads": t, "status": status,
+                             "seconds": round(seconds, 1), "goals": [{"goal": g, "met": m} for g, m in goals]})
+
+    print(f"\n=== goals on {host}")
+    met = total = 0
+    for row in rows:
+        where = f"{row['bench']}, {row['isa']} path, {row['threads']} thread(s)"
+        if row["status"] != "ok":
+            print(f"  FAILED  {where}: {row['status']} after {row['seconds']:.0f} s")
+        if not row["goals"] and row["status"] == "ok":
+            print(f"  ?       {where}: printed no goal line")
+        for g in row["goals"]:
+            total += 1
+            met += g["met"]
+            print(f"  {'met   ' if g['met'] else 'NOT MET'} {where}: {g['goal']}")
+    print(f"{met} of {total} goals met" + ("; a bench failed" if failed else ""))
+    if args.json:
+        tmp = args.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"host": host, "rows": rows}, f, indent=1)
+        os.replace(tmp, args.json)
+    return 2 if failed else (0 if met == total else 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+#!/bin/bash
+# On a host without ppc's packages, in a checkout that holds a bundle from
+# make_bundle.sh: unpacks it, points ppc, ppc_peak_fma and python at its
+# libraries (patchelf: their loader and search path), and runs
+# bench/goals.py with the given flags under the bundle's python. Prints the
+# host first: CPU, vector ISA, caches, the peak multiply-add rates.
+#
+#   bench/portable/run_bundle.sh BUNDLE [--runs 3 --benches gmm,bernoulli,lda ...]
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+[ $# -ge 1 ] || { echo "usage: run_bundle.sh BUNDLE [goals.py flags]" >&2; exit 1; }
+H=$(cd "$1" && pwd); shift
+T=$H/tools; X=$H/unpacked
+if [ ! -x "$X/py/usr/bin/python3.11" ]; then
+  mkdir -p "$X"
+  for part in lib py; do
+    "$T/ld-linux-x86-64.so.2" --library-path "$T" "$T/xz" -dc "$H/$part.tar.xz" | tar xf - -C "$X" || exit 3
+  done
+fi
+mkdir -p "$ROOT/build/bin"
+cp "$X/bin/ppc" "$X/bin/ppc_peak_fma" "$ROOT/build/bin/"
+for e in "$ROOT/build/bin/ppc" "$ROOT/build/bin/ppc_peak_fma" "$X/py/usr/bin/python3.11"; do
+  "$X/lib/ld-linux-x86-64.so.2" --library-path "$X/lib" "$X/bin/patchelf" \
+    --set-interpreter "$X/lib/ld-linux-x86-64.so.2" --force-rpath --set-rpath "$X/lib" "$e" || exit 4
+done
+# peers.peak_fma builds its tool with cmake, absent here: the bundle's copy is in place.
+mkdir -p "$X/fakebin"; printf '#!/bin/sh\nexit 0\n' > "$X/fakebin/cmake"; chmod +x "$X/fakebin/cmake"
+export PYTHONHOME=$X/py/usr PYTHONNOUSERSITE=1 PATH=$X/fakebin:$PATH
+echo "== host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) cores;" \
+  "$(grep -o 'avx512[a-z]*\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+getconf -a | grep -E 'LEVEL[123]_(D)?CACHE_SIZE'
+for level in x86-64-v4 x86-64-v3; do
+  grep -q avx512f /proc/cpuinfo || [ $level = x86-64-v3 ] && "$ROOT/build/bin/ppc_peak_fma" $level 1
+done
+exec "$X/py/usr/bin/python3.11" "$ROOT/bench/goals.py" "$@"
