@@ -174,6 +174,8 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
       return false;
     }
     int processes = integerAt<int>(j, "processes");
+    if (processes < 1)
+      throw std::out_of_range("'processes' is " + std::to_string(processes) + ", not a number of processes");
     if (processes != ranks) {
       error = "the checkpoint in '" + dir_ + "' was written by " + std::to_string(processes) +
               (processes == 1 ? " process" : " processes") + "; resume it with " +
@@ -190,7 +192,7 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
     }
     int64_t iteration = integerAt<int64_t>(j, "iteration");
     if (iteration < 0)
-      throw std::out_of_range("iteration");
+      throw std::out_of_range("'iteration' is " + std::to_string(iteration) + ", not a number of iterations");
     std::string state;
     std::string path = statePath(iteration, rank);
     if (!readWhole(path, state)) {
@@ -237,6 +239,9 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
           summary.elboIterations[i] > iteration)
         throw std::runtime_error("trace");
     seed = integerAt<uint64_t>(j, "seed");
+  } catch (const std::out_of_range &e) { // a field's value (JsonFields.h, above): say which
+    error = "'" + manifestPath + "' is not a usable ppc checkpoint manifest: " + e.what();
+    return false;
   } catch (const std::exception &) {
     error = "'" + manifestPath + "' is not a ppc checkpoint manifest (damaged?)";
     return false;
