@@ -9,7 +9,7 @@ a table of their goal lines ends the output.
 --benches: gmm (bench/gmm.py on digits), bernoulli (bench/bernoulli_mixture.py),
 lda (bench/lda_ap.py, without gensim, which no goal names): issue 30's goals,
 the default. Also heldout (bench/lda_heldout.py), linreg and logreg
-(bench/linear_regression.py, bench/logistic_regression.py, one thread), and
+(bench/linear_regression.py, bench/logistic_regression.py), and
 svi (bench/lda_svi.py: it writes corpora of up to 500 M tokens; minutes).
 "all" is every one but svi.
 
@@ -37,15 +37,16 @@ import peers  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# name: (script, its fixed arguments, whether it takes --threads 2)
+# name: (script, its fixed arguments). Each takes --runs (but lda_svi.py),
+# --threads (gmm.py: 1 or 2) and --cpu.
 BENCHES = {
-    "gmm": ("gmm.py", ["--dataset", "digits"], True),
-    "bernoulli": ("bernoulli_mixture.py", [], True),
-    "lda": ("lda_ap.py", ["--skip-gensim"], True),
-    "heldout": ("lda_heldout.py", [], True),
-    "linreg": ("linear_regression.py", [], False),
-    "logreg": ("logistic_regression.py", [], False),
-    "svi": ("lda_svi.py", [], False),
+    "gmm": ("gmm.py", ["--dataset", "digits"]),
+    "bernoulli": ("bernoulli_mixture.py", []),
+    "lda": ("lda_ap.py", ["--skip-gensim"]),
+    "heldout": ("lda_heldout.py", []),
+    "linreg": ("linear_regression.py", []),
+    "logreg": ("logistic_regression.py", []),
+    "svi": ("lda_svi.py", []),
 }
 DEFAULT = ["gmm", "bernoulli", "lda"]
 ALL = [b for b in BENCHES if b != "svi"]
@@ -128,16 +129,15 @@ def main():
     print(f"goals on {host}", flush=True)
     rows, failed = [], False
     for name in benches:
-        script, fixed, takes_threads = BENCHES[name]
+        script, fixed = BENCHES[name]
         for path in paths:
-            for t in threads if takes_threads else [1]:
+            for t in threads:
                 if name == "gmm" and t > 2:
                     continue  # gmm.py's --threads is 1 or 2
                 command = [sys.executable, os.path.join(HERE, script), *fixed]
                 if name != "svi":  # lda_svi.py has no --runs
                     command += ["--runs", str(args.runs)]
-                if takes_threads:
-                    command += ["--threads", str(t)]
+                command += ["--threads", str(t)]
                 if path != "native":
                     command += ["--cpu", path]
                 if args.allow_reference_blas:
