@@ -13,6 +13,7 @@
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
 #include "tools/Driver.h"
+#include "tools/FlagChecks.h"
 
 #include <CLI/CLI.hpp>
 #include <llvm/Support/raw_ostream.h>
@@ -28,11 +29,11 @@ int main(int argc, char **argv) {
   int64_t localIters = 1;
   bool localRestart = false;
   app.add_option("--local-iters", localIters, "local sweeps per element (local-schedule)")
-      ->check(CLI::Range(int64_t(1), int64_t(1000000)));
+      ->check(tools::integerIn(1, 1000000));
   app.add_flag("--local-restart", localRestart, "restart locals every iteration (local-schedule)");
   double localTol = 0;
   app.add_option("--local-tol", localTol, "end the local sweeps when the locals change less (local-schedule)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tools::finiteNonNegative());
   std::string schedule = "plain";
   app.add_option("--schedule", schedule, "plain (default), auto or nested (local-schedule)")
       ->check(CLI::IsMember({"plain", "auto", "nested"}));
