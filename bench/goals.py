@@ -10,7 +10,9 @@ a table of their goal lines ends the output.
 lda (bench/lda_ap.py, without gensim, which no goal names): issue 30's goals,
 the default. Also heldout (bench/lda_heldout.py), linreg and logreg
 (bench/linear_regression.py, bench/logistic_regression.py), and
-svi (bench/lda_svi.py: it writes corpora of up to 500 M tokens; minutes).
+svi (bench/lda_svi.py: it writes corpora of up to 500 M tokens; give it a
+--step-timeout of an hour or more; it needs gensim, which
+bench/portable's bundle leaves out).
 "all" is every one but svi.
 
 --paths: "native" is the host's best vector ISA; x86-64-v3 is the AVX2 path
@@ -20,8 +22,9 @@ x86-64-v3 where the host has AVX-512, so one invocation covers both ISAs.
 Each bench prints its host, numpy's BLAS and its figures as it would alone
 (each step's output is passed through as it runs); its goal lines ("goal
 met" / "GOAL NOT MET") are collected. The exit status is 0 when every goal
-was met, 1 when one was not, 2 when a bench failed or ran past
---step-timeout (its goals then count as not met). --json writes the table.
+was met, 1 when one was not, 2 when a bench failed, ran past
+--step-timeout or printed no goal line, or when nothing ran (a failed
+bench's goals count as not met). --json writes the table.
 """
 import argparse
 import json
@@ -87,6 +90,9 @@ def run_step(command, timeout):
                 print(line, end="", flush=True)
                 lines.append(line)
             rc = proc.wait()
+        except BaseException:  # Ctrl-C reaches this process only: end the bench's session too
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
         finally:
             timer.cancel()
     return (None if expired.is_set() else rc), "".join(lines), time.perf_counter() - start
@@ -127,13 +133,14 @@ def main():
 
     host = peers.describe_host().split("; ppc runs")[0]
     print(f"goals on {host}", flush=True)
-    rows, failed = [], False
+    rows, skipped, failed = [], [], False
     for name in benches:
         script, fixed = BENCHES[name]
         for path in paths:
             for t in threads:
                 if name == "gmm" and t > 2:
-                    continue  # gmm.py's --threads is 1 or 2
+                    skipped.append(f"gmm, {path} path, {t} threads (gmm.py runs 1 or 2)")
+                    continue
                 command = [sys.executable, os.path.join(HERE, script), *fixed]
                 if name != "svi":  # lda_svi.py has no --runs
                     command += ["--runs", str(args.runs)]
@@ -155,16 +162,23 @@ def main():
     print(f"\n=== goals on {host}")
     met = total = 0
     for row in rows:
-        where = f"{row['bench']}, {row['isa']} path, {row['threads']} thread(s)"
+        cpu = "" if row["path"] == "native" else f" (--cpu {row['path']})"
+        where = f"{row['bench']}, {row['isa']} path{cpu}, {row['threads']} thread(s)"
         if row["status"] != "ok":
             print(f"  FAILED  {where}: {row['status']} after {row['seconds']:.0f} s")
-        if not row["goals"] and row["status"] == "ok":
-            print(f"  ?       {where}: printed no goal line")
+        elif not row["goals"]:
+            failed = True  # every bench here checks a goal: none printed is a broken bench
+            print(f"  FAILED  {where}: printed no goal line")
         for g in row["goals"]:
             total += 1
             met += g["met"]
             print(f"  {'met   ' if g['met'] else 'NOT MET'} {where}: {g['goal']}")
-    print(f"{met} of {total} goals met" + ("; a bench failed" if failed else ""))
+    for what in skipped:
+        print(f"  skipped {what}")
+    if not rows:
+        failed = True
+        print("  no bench ran")
+    print(f"{met} of {total} goals met" + ("; and a failure above" if failed else ""))
     if args.json:
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:

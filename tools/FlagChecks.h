@@ -3,7 +3,9 @@
 // Checks for numeric flags of ppc and ppc-opt that CLI11's own would let
 // through (nan, a negative seed wrapped to 2^64 - 1) or describe badly
 // ("Value abc not in range 1 to 100000000", "not in range 0.000000 to
-// 1797693134862315708..."). Each says what it wants and what it got.
+// 1797693134862315708...") or read differently from what it checked ("010"
+// as octal 8). Each says what it wants and what it got; the integer ones
+// rewrite the text as plain decimal digits for CLI11 (->transform).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -18,16 +20,32 @@
 
 namespace ppc::tools {
 
-/// An integer from lo to hi (a leading '+' allowed).
+/// The decimal integer `text` (a leading '+' allowed), rewritten as its
+/// plain digits: CLI11 converts with base 0, where "010" would be octal 8
+/// and "0x10" hex. Use with ->transform(), which hands the rewritten text on
+/// (->check() works on a copy).
+template <typename Int> bool decimal(std::string &text, Int &value) {
+  const char *first = text.data() + (!text.empty() && text[0] == '+'), *last = text.data() + text.size();
+  if (first != text.data() && first != last && *first == '-') // "+-5"
+    return false;
+  const auto [end, ec] = std::from_chars(first, last, value);
+  if (first == last || ec != std::errc() || end != last)
+    return false;
+  text = std::to_string(value);
+  return true;
+}
+
+/// An integer from lo to hi, in decimal (->transform).
 inline CLI::Validator integerIn(int64_t lo, int64_t hi) {
   const std::string range = std::to_string(lo) + " to " + std::to_string(hi);
   return CLI::Validator(
       [lo, hi, range](std::string &text) -> std::string {
-        const char *first = text.data() + (!text.empty() && text[0] == '+'), *last = text.data() + text.size();
+        const std::string given = text;
         int64_t v = 0;
-        const auto [end, ec] = std::from_chars(first, last, v);
-        if (first == last || ec != std::errc() || end != last || v < lo || v > hi)
-          return "must be an integer from " + range + "; got '" + text + "'";
+        if (!decimal(text, v) || v < lo || v > hi) {
+          text = given;
+          return "must be an integer from " + range + "; got '" + given + "'";
+        }
         return {};
       },
       "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
@@ -47,13 +65,16 @@ inline const CLI::Validator &finiteNonNegative() {
   return v;
 }
 
-/// An unsigned 64-bit integer (a seed).
+/// An unsigned 64-bit integer (a seed), in decimal (->transform).
 inline const CLI::Validator &unsigned64() {
   static const CLI::Validator v(
       [](std::string &text) -> std::string {
-        if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos ||
-            (text.size() == 20 && text > "18446744073709551615"))
-          return "must be an integer from 0 to 18446744073709551615; got '" + text + "'";
+        const std::string given = text;
+        uint64_t value = 0;
+        if (given.empty() || given[0] == '-' || !decimal(text, value)) {
+          text = given;
+          return "must be an integer from 0 to 18446744073709551615; got '" + given + "'";
+        }
         return {};
       },
       "UINT64");

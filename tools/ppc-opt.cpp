@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
   int64_t localIters = 1;
   bool localRestart = false;
   app.add_option("--local-iters", localIters, "local sweeps per element (local-schedule)")
-      ->check(tools::integerIn(1, 1000000));
+      ->transform(tools::integerIn(1, 1000000));
   app.add_flag("--local-restart", localRestart, "restart locals every iteration (local-schedule)");
   double localTol = 0;
   app.add_option("--local-tol", localTol, "end the local sweeps when the locals change less (local-schedule)")

@@ -459,7 +459,7 @@ static int ppcMain(int argc, char **argv) {
   app.add_option("--local-iters", schedule.localIterations,
                  "nested schedule: at most this many sweeps of an element's local variables before the globals "
                  "update (default 10)")
-      ->check(tools::integerIn(1, 1000000));
+      ->transform(tools::integerIn(1, 1000000));
   app.add_option("--local-tol", schedule.localTolerance,
                  "nested schedule: end an element's sweeps when its local posteriors change less than this on "
                  "average (default 1e-3; 0: always --local-iters sweeps)")
@@ -494,18 +494,18 @@ static int ppcMain(int argc, char **argv) {
   app.add_flag("--time-passes", pmOptions.timePasses, "print the time each pass (and plan step) took");
   RunFlags run;
   app.add_option("--iters", run.run.maxIterations, "maximum number of iterations (default 100)")
-      ->check(tools::integerIn(1, 100000000));
+      ->transform(tools::integerIn(1, 100000000));
   app.add_option("--tol", run.run.tolerance, "stop when the relative ELBO change is below this (default 1e-6)")
       ->check(tools::finiteNonNegative());
   app.add_option("--elbo-every", run.run.elboEvery,
                  "evaluate the ELBO every this many iterations and at the last (default 1; 0: at the last only), "
                  "as scikit-learn's evaluate_every or gensim's eval_every: the iterations between skip its terms; "
                  "--tol compares the change per iteration between evaluations; the posteriors are the same")
-      ->check(tools::integerIn(0, 100000000));
-  app.add_option("--seed", run.run.seed, "seed of the random initialization (default 0)")->check(tools::unsigned64());
+      ->transform(tools::integerIn(0, 100000000));
+  app.add_option("--seed", run.run.seed, "seed of the random initialization (default 0)")->transform(tools::unsigned64());
   app.add_option("--threads", run.threads,
                  "threads for the outermost data plate's elements (default 1); the result depends only on this "
-                 "number")->check(tools::integerIn(1, 1024));
+                 "number")->transform(tools::integerIn(1, 1024));
   app.add_option("--engine", run.engine, "jit (LLVM ORC, default) or interp (the reference interpreter)")
       ->check(CLI::IsMember({"jit", "interp"}));
   app.add_option("--out", run.out, "write posteriors (one CSV per latent variable) and summary.json to this directory");
@@ -517,7 +517,7 @@ static int ppcMain(int argc, char **argv) {
                  "save the whole variational state in this directory every --checkpoint-every iterations "
                  "(atomically: a run killed at any moment can --resume)");
   app.add_option("--checkpoint-every", run.checkpointEvery, "iterations between checkpoints (default 10)")
-      ->check(tools::integerIn(1, 100000000));
+      ->transform(tools::integerIn(1, 100000000));
   app.add_option("--resume", run.resume,
                  "continue the run whose checkpoints are in this directory (the same command, --iters counting "
                  "from its start); checkpoints go on there unless --checkpoint names another directory");
@@ -548,7 +548,7 @@ static int ppcMain(int argc, char **argv) {
                "batch");
   app.add_option("--batch", sviOptions.batch,
                  "--svi: elements of the outermost data plate per step (per process under mpirun; default 1000)")
-      ->check(tools::integerIn(1, int64_t(1) << 40));
+      ->transform(tools::integerIn(1, int64_t(1) << 40));
   app.add_option("--tau0", sviOptions.tau0, "--svi: step sizes rho_t = (tau0 + t)^-kappa (default tau0 10)")
       ->check(tools::finiteNonNegative());
   app.add_option("--kappa", sviOptions.kappa,
@@ -564,14 +564,14 @@ static int ppcMain(int argc, char **argv) {
           },
           "0..1"));
   app.add_option("--epochs", sviOptions.epochs, "--svi: passes over the stream (default 1)")
-      ->check(tools::integerIn(1, 1000000));
+      ->transform(tools::integerIn(1, 1000000));
   app.add_option("--data-size", sviOptions.dataSize,
                  "--svi: the number of elements the batches are scaled to (default: those in the stream, counted "
                  "by a first pass over it)")
-      ->check(tools::integerIn(1, int64_t(1) << 50));
+      ->transform(tools::integerIn(1, int64_t(1) << 50));
   app.add_option("--heldout-every", sviOptions.heldoutEvery,
                  "--svi: score the --heldout files every this many steps (default: at the end only)")
-      ->check(tools::integerIn(1, 100000000));
+      ->transform(tools::integerIn(1, 100000000));
   app.add_flag("-q,--quiet", run.quiet, "no progress lines");
   app.add_flag("--version", version, "print the version and exit");
   try {

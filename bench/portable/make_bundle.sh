@@ -13,7 +13,7 @@
 # 31 MB). libLLVM binds lazily, so the stubs load and nothing reaches them.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${1:-$ROOT/.portable}
+OUT=$(realpath -m "${1:-$ROOT/.portable}")  # absolute, no trailing slash: the packing runs elsewhere
 BUILD=${BUILD:-$ROOT/build}
 for tool in patchelf xz gcc ldd; do
   command -v $tool >/dev/null || { echo "make_bundle.sh: needs $tool (apt-get install patchelf xz-utils gcc)" >&2; exit 1; }
@@ -49,7 +49,9 @@ for m in numpy scipy sklearn joblib threadpoolctl.py; do cp -rL "/usr/lib/python
 (cd "$P/lib/python3/dist-packages/scipy" && rm -rf signal odr misc datasets cluster)
 find "$P" \( -name tests -o -name __pycache__ \) -type d -prune -exec rm -rf {} +
 find "$P" \( -name '*.pyx' -o -name '*.pxd' -o -name '*.c' -o -name '*.h' -o -name '*.pyc' -o -name '*.pyi' \) -delete
-for l in $(closure "$P/bin/python3.11" $(find "$P" -name '*.so*' -type f)); do cp -nL "$l" "$STAGE/lib/"; done
+for l in $(closure "$P/bin/python3.11" $(find "$P" -name '*.so*' -type f)); do
+  [ -e "$STAGE/lib/$(basename "$l")" ] || cp -L "$l" "$STAGE/lib/"
+done
 cp -L "$BLAS" "$(readlink -f /usr/lib/x86_64-linux-gnu/liblapack.so.3)" "$STAGE/lib/"
 
 echo 'const char icudt72_dat[64] = {0};' > "$STAGE/stub/icu.c"

@@ -9,15 +9,23 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -ge 1 ] || { echo "usage: run_bundle.sh BUNDLE [goals.py flags]" >&2; exit 1; }
-H=$(cd "$1" && pwd); shift
+H=$(cd "$1" && pwd) || exit 1; shift
 T=$H/tools; X=$H/unpacked
-if [ ! -x "$X/py/usr/bin/python3.11" ]; then
-  mkdir -p "$X"
+[ -x "$T/xz" ] && [ -f "$H/lib.tar.xz" ] && [ -f "$H/py.tar.xz" ] ||
+  { echo "run_bundle.sh: $H is not a bundle of make_bundle.sh" >&2; exit 1; }
+# Unpacked once per bundle: the stamp names the archives it came from, so an
+# interrupted unpacking or a newer bundle copied over this one unpacks again.
+stamp=$(stat -c '%s %Y' "$H/lib.tar.xz" "$H/py.tar.xz" | tr '\n' ' ')
+if [ "$(cat "$X/.unpacked" 2>/dev/null)" != "$stamp" ]; then
+  rm -rf "$X"; mkdir -p "$X"
   for part in lib py; do
     "$T/ld-linux-x86-64.so.2" --library-path "$T" "$T/xz" -dc "$H/$part.tar.xz" | tar xf - -C "$X" || exit 3
   done
+  echo "$stamp" > "$X/.unpacked"
 fi
+# The bench scripts run build/bin/ppc: the bundle's copy takes its place.
 mkdir -p "$ROOT/build/bin"
+[ -e "$ROOT/build/bin/ppc" ] && echo "run_bundle.sh: replacing $ROOT/build/bin/ppc and ppc_peak_fma with the bundle's" >&2
 cp "$X/bin/ppc" "$X/bin/ppc_peak_fma" "$ROOT/build/bin/"
 for e in "$ROOT/build/bin/ppc" "$ROOT/build/bin/ppc_peak_fma" "$X/py/usr/bin/python3.11"; do
   "$X/lib/ld-linux-x86-64.so.2" --library-path "$X/lib" "$X/bin/patchelf" \

@@ -224,7 +224,7 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
     summary.time = j.at("time").get<std::vector<double>>();
     summary.iterations = iteration;
     if (j.contains("elbo_iterations")) { // --elbo-every: the evaluated iterations
-      summary.elboIterations = integersIn<int64_t>(j.at("elbo_iterations"));
+      summary.elboIterations = integersIn<int64_t>(j.at("elbo_iterations"), "'elbo_iterations'");
       summary.iterationSeconds = j.at("iteration_seconds").get<double>();
     } else { // a checkpoint from before --elbo-every: every iteration
       summary.elboIterations.clear();

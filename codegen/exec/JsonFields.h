@@ -40,7 +40,8 @@ template <typename T, typename Json> T integerValue(const Json &value, const std
                           std::to_string(std::numeric_limits<T>::max()));
 }
 
-/// The integer field \p key of the object \p j (std::out_of_range if absent).
+/// The integer field \p key of the object \p j (nlohmann::json::out_of_range
+/// if absent, std::out_of_range if not an integer T holds).
 template <typename T, typename Json> T integerAt(const Json &j, const std::string &key) {
   return integerValue<T>(j.at(key), "'" + key + "'");
 }
