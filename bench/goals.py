@@ -131,7 +131,7 @@ def main():
     if not threads or threads[0] < 1:
         sys.exit("goals.py: --threads needs counts of at least 1")
 
-    host = peers.describe_host().split("; ppc runs")[0]
+    host = peers.describe_cpu()
     print(f"goals on {host}", flush=True)
     rows, skipped, failed = [], [], False
     for name in benches:

@@ -101,8 +101,8 @@ def host_level():
     return "x86-64"
 
 
-def describe_host(cpu=None):
-    """One line: the CPU, its cores and L2, its best vector ISA, and the one ppc runs here."""
+def describe_cpu():
+    """One line: the CPU, its cores and L2, and its best vector ISA."""
     model = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
@@ -112,9 +112,14 @@ def describe_host(cpu=None):
     l2 = subprocess.run(["getconf", "LEVEL2_CACHE_SIZE"], capture_output=True, text=True).stdout.strip()
     l2 = f"{int(l2) // 1024} KiB L2 per core" if l2.isdigit() and int(l2) > 0 else "L2 unknown"
     best = host_level()
-    run = cpu if cpu and cpu != "native" else best
-    return (f"{model}, {os.cpu_count()} logical cores, {l2}; best vector ISA {LEVELS[best][0]} ({best}); "
-            f"ppc runs the {LEVELS[run][0]} path" + (f" (--cpu {cpu})" if cpu and cpu != "native" else ""))
+    return f"{model}, {os.cpu_count()} logical cores, {l2}; best vector ISA {LEVELS[best][0]} ({best})"
+
+
+def describe_host(cpu=None):
+    """describe_cpu(), and the vector ISA ppc runs here."""
+    run = cpu if cpu and cpu != "native" else host_level()
+    return (f"{describe_cpu()}; ppc runs the {LEVELS[run][0]} path" +
+            (f" (--cpu {cpu})" if cpu and cpu != "native" else ""))
 
 
 def numpy_blas(allow_reference):

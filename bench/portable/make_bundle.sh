@@ -6,11 +6,12 @@
 # README). Copy the folder into a checkout there (tracked files only; no
 # build needed) and run bench/portable/run_bundle.sh in it.
 #
-#   bench/portable/make_bundle.sh [OUT]     (default: .portable, about 59 MB)
+#   bench/portable/make_bundle.sh [OUT]     (default: .portable, about 59 MiB)
 #
-# Two libraries LLVM links but ppc never calls are replaced by empty stubs:
-# libz3 (the static analyzer's solver) and libicudata (libxml2's code pages,
-# 31 MB). libLLVM binds lazily, so the stubs load and nothing reaches them.
+# Two libraries LLVM links but ppc never calls are replaced by empty
+# stand-ins, deliberately: libz3 (the static analyzer's solver) and
+# libicudata (libxml2's code pages, 31 MB). libLLVM binds lazily, so the
+# stand-ins load and nothing calls into them.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$(realpath -m "${1:-$ROOT/.portable}")  # absolute, no trailing slash: the packing runs elsewhere
@@ -27,7 +28,7 @@ BLAS=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)
 case $BLAS in *openblas*) ;; *) echo "make_bundle.sh: libblas.so.3 is $BLAS, not OpenBLAS (apt-get install libopenblas0-pthread)" >&2; exit 1 ;; esac
 
 STAGE=$(mktemp -d); trap 'rm -rf "$STAGE"' EXIT
-mkdir -p "$STAGE"/{lib,bin,py/usr/bin,py/usr/lib/python3/dist-packages,stub} "$OUT.tmp"
+mkdir -p "$STAGE"/{lib,bin,py/usr/bin,py/usr/lib/python3/dist-packages,standin} "$OUT.tmp"
 rm -rf "$OUT.tmp"; mkdir -p "$OUT.tmp/tools"
 closure() { ldd "$@" 2>/dev/null | awk '/=>/ {print $3} /ld-linux/ {print $1}' | grep '^/' | sort -u; }
 
@@ -54,10 +55,10 @@ for l in $(closure "$P/bin/python3.11" $(find "$P" -name '*.so*' -type f)); do
 done
 cp -L "$BLAS" "$(readlink -f /usr/lib/x86_64-linux-gnu/liblapack.so.3)" "$STAGE/lib/"
 
-echo 'const char icudt72_dat[64] = {0};' > "$STAGE/stub/icu.c"
-gcc -shared -fPIC -o "$STAGE/lib/libicudata.so.72" -Wl,-soname,libicudata.so.72 "$STAGE/stub/icu.c"
-: > "$STAGE/stub/z3.c"
-gcc -shared -fPIC -o "$STAGE/lib/libz3.so.4" -Wl,-soname,libz3.so.4 "$STAGE/stub/z3.c"
+echo 'const char icudt72_dat[64] = {0};' > "$STAGE/standin/icu.c"
+gcc -shared -fPIC -o "$STAGE/lib/libicudata.so.72" -Wl,-soname,libicudata.so.72 "$STAGE/standin/icu.c"
+: > "$STAGE/standin/z3.c"
+gcc -shared -fPIC -o "$STAGE/lib/libz3.so.4" -Wl,-soname,libz3.so.4 "$STAGE/standin/z3.c"
 # Libraries with a search path of their own (Open MPI's, OpenBLAS's) look beside themselves instead.
 for f in "$STAGE"/lib/*; do
   readelf -d "$f" 2>/dev/null | grep -q 'RUNPATH\|RPATH' && patchelf --set-rpath '$ORIGIN' "$f"
