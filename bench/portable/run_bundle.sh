@@ -11,15 +11,22 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -ge 1 ] || { echo "usage: run_bundle.sh BUNDLE [goals.py flags]" >&2; exit 1; }
 H=$(cd "$1" && pwd) || exit 1; shift
 T=$H/tools; X=$H/unpacked
-[ -x "$T/xz" ] && [ -f "$H/lib.tar.xz" ] && [ -f "$H/py.tar.xz" ] ||
+[ -f "$H/lib.tar.xz" ] && [ -f "$H/py.tar.xz" ] ||
   { echo "run_bundle.sh: $H is not a bundle of make_bundle.sh" >&2; exit 1; }
+# The bundle's own xz, or the host's where tools/ was left behind (to fit a
+# transfer limit: tools/ holds a second libc).
+if [ -x "$T/xz" ]; then unxz() { "$T/ld-linux-x86-64.so.2" --library-path "$T" "$T/xz" -dc "$1"; }
+elif command -v xz >/dev/null; then unxz() { xz -dc "$1"; }
+elif command -v python3 >/dev/null; then
+  unxz() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; }
+else echo "run_bundle.sh: $H has no tools/xz and this host neither xz nor python3" >&2; exit 1; fi
 # Unpacked once per bundle: the stamp names the archives it came from, so an
 # interrupted unpacking or a newer bundle copied over this one unpacks again.
 stamp=$(stat -c '%s %Y' "$H/lib.tar.xz" "$H/py.tar.xz" | tr '\n' ' ')
 if [ "$(cat "$X/.unpacked" 2>/dev/null)" != "$stamp" ]; then
   rm -rf "$X"; mkdir -p "$X"
   for part in lib py; do
-    "$T/ld-linux-x86-64.so.2" --library-path "$T" "$T/xz" -dc "$H/$part.tar.xz" | tar xf - -C "$X" || exit 3
+    unxz "$H/$part.tar.xz" | tar xf - -C "$X" || exit 3
   done
   echo "$stamp" > "$X/.unpacked"
 fi
@@ -27,9 +34,11 @@ fi
 mkdir -p "$ROOT/build/bin"
 [ -e "$ROOT/build/bin/ppc" ] && echo "run_bundle.sh: replacing $ROOT/build/bin/ppc and ppc_peak_fma with the bundle's" >&2
 cp "$X/bin/ppc" "$X/bin/ppc_peak_fma" "$ROOT/build/bin/"
+patchelf() { "$X/lib/ld-linux-x86-64.so.2" --library-path "$X/lib" "$X/bin/patchelf" "$@"; }
 for e in "$ROOT/build/bin/ppc" "$ROOT/build/bin/ppc_peak_fma" "$X/py/usr/bin/python3.11"; do
-  "$X/lib/ld-linux-x86-64.so.2" --library-path "$X/lib" "$X/bin/patchelf" \
-    --set-interpreter "$X/lib/ld-linux-x86-64.so.2" --force-rpath --set-rpath "$X/lib" "$e" || exit 4
+  # Patched once: a python still running from an interrupted run cannot be rewritten ("Text file busy").
+  [ "$(patchelf --print-interpreter "$e" 2>/dev/null)" = "$X/lib/ld-linux-x86-64.so.2" ] && continue
+  patchelf --set-interpreter "$X/lib/ld-linux-x86-64.so.2" --force-rpath --set-rpath "$X/lib" "$e" || exit 4
 done
 # peers.peak_fma builds its tool with cmake, absent here: the bundle's copy is in place.
 mkdir -p "$X/fakebin"; printf '#!/bin/sh\nexit 0\n' > "$X/fakebin/cmake"; chmod +x "$X/fakebin/cmake"
