@@ -4,7 +4,7 @@ thread count, in one invocation: the goal benches run one after another and
 a table of their goal lines ends the output.
 
     /usr/bin/python3 bench/goals.py [--runs 3] [--benches gmm,bernoulli,lda]
-        [--paths native,x86-64-v3] [--threads 1,2] [--step-timeout 900] [--json FILE]
+        [--paths native,x86-64-v3] [--threads 1,2] [--step-timeout 900] [--deadline S] [--json FILE]
 
 --benches: gmm (bench/gmm.py on digits), bernoulli (bench/bernoulli_mixture.py),
 lda (bench/lda_ap.py, without gensim, which no goal names): issue 30's goals,
@@ -25,6 +25,11 @@ met" / "GOAL NOT MET") are collected. The exit status is 0 when every goal
 was met, 1 when one was not, 2 when a bench failed, ran past
 --step-timeout or printed no goal line, or when nothing ran (a failed
 bench's goals count as not met). --json writes the table.
+
+--deadline SECONDS bounds the whole invocation (a lent machine's time, a
+batch job's limit): the bench running when it passes is stopped, the ones
+after it are listed as not run, and the table of what ran is printed and
+written as usual (exit status 2). SIGTERM and Ctrl-C do the same.
 """
 import argparse
 import json
@@ -69,6 +74,18 @@ def goal_lines(output):
     return found
 
 
+# The bench running (its Popen) and why the invocation stops, if it was
+# told to: SIGTERM's handler kills that bench's process group, and the loop
+# then starts no other.
+RUNNING = {"proc": None, "stop": None}
+
+
+def on_sigterm(signum, frame):
+    RUNNING["stop"] = "SIGTERM"
+    if RUNNING["proc"] is not None:
+        os.killpg(RUNNING["proc"].pid, signal.SIGKILL)
+
+
 def run_step(command, timeout):
     """Runs a bench, passing its output through; (exit status, or None when
     it ran past `timeout` seconds and was killed; its output; seconds)."""
@@ -77,6 +94,7 @@ def run_step(command, timeout):
     # A session of its own, so that a timeout kills the bench's ppc too.
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           start_new_session=True) as proc:
+        RUNNING["proc"] = proc
         expired = threading.Event()
 
         def kill():
@@ -95,6 +113,7 @@ def run_step(command, timeout):
             raise
         finally:
             timer.cancel()
+            RUNNING["proc"] = None
     return (None if expired.is_set() else rc), "".join(lines), time.perf_counter() - start
 
 
@@ -114,6 +133,9 @@ def main():
                                                   "and x86-64-v3 on an AVX-512 host)")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--step-timeout", type=float, default=900.0, help="seconds one bench may run")
+    ap.add_argument("--deadline", type=float, default=None,
+                    help="seconds the whole invocation may run: the bench running then is stopped, the rest are "
+                         "not started, and the table of what ran is printed")
     ap.add_argument("--json", metavar="FILE", help="write the table as JSON")
     ap.add_argument("--allow-reference-blas", action="store_true", help="passed to every bench")
     args = ap.parse_args()
@@ -131,9 +153,12 @@ def main():
     if not threads or threads[0] < 1:
         sys.exit("goals.py: --threads needs counts of at least 1")
 
+    if args.deadline is not None and not args.deadline > 0:
+        sys.exit("goals.py: --deadline must be a positive number of seconds")
+
     host = peers.describe_cpu()
     print(f"goals on {host}", flush=True)
-    rows, skipped, failed = [], [], False
+    steps, skipped = [], []
     for name in benches:
         script, fixed = BENCHES[name]
         for path in paths:
@@ -149,22 +174,59 @@ def main():
                     command += ["--cpu", path]
                 if args.allow_reference_blas:
                     command += ["--allow-reference-blas"]
-                isa = peers.LEVELS[best if path == "native" else path][0]
-                print(f"\n=== {name}: {isa} path, {t} thread(s): {' '.join(command[1:])}", flush=True)
-                rc, output, seconds = run_step(command, args.step_timeout)
-                goals = goal_lines(output)
-                status = "timed out" if rc is None else ("ok" if rc == 0 else f"exit {rc}")
-                if rc != 0:
-                    failed = True
-                rows.append({"bench": name, "path": path, "isa": isa, "threads": t, "status": status,
-                             "seconds": round(seconds, 1), "goals": [{"goal": g, "met": m} for g, m in goals]})
+                steps.append((name, path, t, command))
+
+    # SIGTERM (`timeout`, a batch system's limit) ends the invocation as
+    # Ctrl-C does: the bench running is killed and the table of what ran is
+    # still printed and written.
+    signal.signal(signal.SIGTERM, on_sigterm)
+    start = time.perf_counter()
+    rows, failed, stop = [], False, None
+    for name, path, t, command in steps:
+        isa = peers.LEVELS[best if path == "native" else path][0]
+        row = {"bench": name, "path": path, "isa": isa, "threads": t, "seconds": 0.0, "goals": []}
+        rows.append(row)
+        left = None if args.deadline is None else args.deadline - (time.perf_counter() - start)
+        stop = stop or RUNNING["stop"]
+        if stop is None and left is not None and left <= 0:
+            stop = "--deadline"
+        if stop is not None:
+            row["status"] = f"not run ({stop})"
+            failed = True
+            continue
+        print(f"\n=== {name}: {isa} path, {t} thread(s): {' '.join(command[1:])}", flush=True)
+        timeout = args.step_timeout if left is None else min(args.step_timeout, left)
+        step_start = time.perf_counter()
+        try:
+            rc, output, seconds = run_step(command, timeout)
+        except KeyboardInterrupt:
+            stop = "Ctrl-C"
+            row["status"] = f"stopped ({stop})"
+            row["seconds"] = round(time.perf_counter() - step_start, 1)
+            failed = True
+            continue
+        row["goals"] = [{"goal": g, "met": m} for g, m in goal_lines(output)]
+        row["seconds"] = round(seconds, 1)
+        if RUNNING["stop"] is not None:
+            stop = RUNNING["stop"]
+            row["status"] = f"stopped ({stop})"
+        elif rc is None and left is not None and timeout < args.step_timeout:
+            stop = "--deadline"
+            row["status"] = f"stopped ({stop})"
+        else:
+            row["status"] = "timed out" if rc is None else ("ok" if rc == 0 else f"exit {rc}")
+        if rc != 0:
+            failed = True
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     print(f"\n=== goals on {host}")
     met = total = 0
     for row in rows:
         cpu = "" if row["path"] == "native" else f" (--cpu {row['path']})"
         where = f"{row['bench']}, {row['isa']} path{cpu}, {row['threads']} thread(s)"
-        if row["status"] != "ok":
+        if row["status"].startswith("not run"):
+            print(f"  FAILED  {where}: {row['status']}")
+        elif row["status"] != "ok":
             print(f"  FAILED  {where}: {row['status']} after {row['seconds']:.0f} s")
         elif not row["goals"]:
             failed = True  # every bench here checks a goal: none printed is a broken bench
@@ -175,9 +237,9 @@ def main():
             print(f"  {'met   ' if g['met'] else 'NOT MET'} {where}: {g['goal']}")
     for what in skipped:
         print(f"  skipped {what}")
-    if not rows:
+    if not any(row["status"] == "ok" for row in rows):
         failed = True
-        print("  no bench ran")
+        print("  no bench ran to its end")
     print(f"{met} of {total} goals met" + ("; and a failure above" if failed else ""))
     if args.json:
         tmp = args.json + ".tmp"
