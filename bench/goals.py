@@ -207,7 +207,7 @@ def main():
             continue
         row["goals"] = [{"goal": g, "met": m} for g, m in goal_lines(output)]
         row["seconds"] = round(seconds, 1)
-        if RUNNING["stop"] is not None:
+        if rc != 0 and RUNNING["stop"] is not None:
             stop = RUNNING["stop"]
             row["status"] = f"stopped ({stop})"
         elif rc is None and left is not None and timeout < args.step_timeout:
