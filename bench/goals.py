@@ -74,9 +74,9 @@ def goal_lines(output):
     return found
 
 
-# The bench running (its Popen) and why the invocation stops, if it was
-# told to: SIGTERM's handler kills that bench's process group, and the loop
-# then starts no other.
+# The bench running (its Popen) and why the invocation stops, if it must
+# (SIGTERM, Ctrl-C, --deadline): SIGTERM's handler kills that bench's
+# process group, and the loop then starts no other.
 RUNNING = {"proc": None, "stop": None}
 
 
@@ -181,17 +181,16 @@ def main():
     # still printed and written.
     signal.signal(signal.SIGTERM, on_sigterm)
     start = time.perf_counter()
-    rows, failed, stop = [], False, None
+    rows, failed = [], False
     for name, path, t, command in steps:
         isa = peers.LEVELS[best if path == "native" else path][0]
         row = {"bench": name, "path": path, "isa": isa, "threads": t, "seconds": 0.0, "goals": []}
         rows.append(row)
         left = None if args.deadline is None else args.deadline - (time.perf_counter() - start)
-        stop = stop or RUNNING["stop"]
-        if stop is None and left is not None and left <= 0:
-            stop = "--deadline"
-        if stop is not None:
-            row["status"] = f"not run ({stop})"
+        if RUNNING["stop"] is None and left is not None and left <= 0:
+            RUNNING["stop"] = "--deadline"
+        if RUNNING["stop"] is not None:
+            row["status"] = f"not run ({RUNNING['stop']})"
             failed = True
             continue
         print(f"\n=== {name}: {isa} path, {t} thread(s): {' '.join(command[1:])}", flush=True)
@@ -200,19 +199,17 @@ def main():
         try:
             rc, output, seconds = run_step(command, timeout)
         except KeyboardInterrupt:
-            stop = "Ctrl-C"
-            row["status"] = f"stopped ({stop})"
+            RUNNING["stop"] = "Ctrl-C"
+            row["status"] = "stopped (Ctrl-C)"
             row["seconds"] = round(time.perf_counter() - step_start, 1)
             failed = True
             continue
         row["goals"] = [{"goal": g, "met": m} for g, m in goal_lines(output)]
         row["seconds"] = round(seconds, 1)
+        if rc is None and RUNNING["stop"] is None and left is not None and timeout < args.step_timeout:
+            RUNNING["stop"] = "--deadline"
         if rc != 0 and RUNNING["stop"] is not None:
-            stop = RUNNING["stop"]
-            row["status"] = f"stopped ({stop})"
-        elif rc is None and left is not None and timeout < args.step_timeout:
-            stop = "--deadline"
-            row["status"] = f"stopped ({stop})"
+            row["status"] = f"stopped ({RUNNING['stop']})"
         else:
             row["status"] = "timed out" if rc is None else ("ok" if rc == 0 else f"exit {rc}")
         if rc != 0:
