@@ -10,6 +10,9 @@
 
 #include "runtime/Operators.h"
 #include "runtime/Special.h"
+#include "runtime/Symbols.h"
+#include "runtime/SymbolTable.h"
+#include "runtime/VectorIsa.h"
 
 namespace {
 
@@ -21,27 +24,53 @@ std::vector<double> uniformVector(int64_t n, double lo, double hi, uint64_t seed
   return v;
 }
 
-template <void (*Kernel)(int64_t, const double*, double*)>
-void sliceBench(benchmark::State& state, double lo, double hi) {
+/// The copy of row kernel `name` for the vector ISA level `level` (what
+/// `ppc --cpu` runs: an AVX-512 host measures its AVX2 path too), with the
+/// level's name as the benchmark's label.
+template <class Fn>
+Fn rowKernel(benchmark::State& state, const char* name, int64_t level) {
+  const ppc::rt::RuntimeSymbol* symbol = ppc::rt::findRuntimeKernel(name);
+  if (!symbol || !symbol->clones[level]) {
+    state.SkipWithError("no copy of the kernel for this level");
+    return nullptr;
+  }
+  state.SetLabel(std::string(ppc::rt::describe(ppc::rt::VectorIsa(level))));
+  return reinterpret_cast<Fn>(symbol->clones[level]);
+}
+
+/// Arguments {size, level} for each size and every vector ISA level this CPU runs.
+template <int64_t... Sizes>
+void everyIsa(benchmark::internal::Benchmark* b) {
+  for (int64_t n : {Sizes...})
+    for (int level = 0; level <= int(ppc::rt::hostVectorIsa()); ++level)
+      b->Args({n, level});
+}
+
+using SliceKernel = void (*)(int64_t, const double*, double*);
+
+void sliceBench(benchmark::State& state, const char* name, double lo, double hi) {
+  const auto kernel = rowKernel<SliceKernel>(state, name, state.range(1));
+  if (!kernel)
+    return;
   const int64_t n = state.range(0);
   const std::vector<double> x = uniformVector(n, lo, hi, 1);
   std::vector<double> out(static_cast<size_t>(n));
   for (auto _ : state) {
-    Kernel(n, x.data(), out.data());
+    kernel(n, x.data(), out.data());
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * n);
 }
 
-void BM_Digamma(benchmark::State& s) { sliceBench<ppc_digamma_n>(s, 0.01, 100.0); }
-void BM_Lgamma(benchmark::State& s) { sliceBench<ppc_lgamma_n>(s, 0.01, 100.0); }
-void BM_Exp(benchmark::State& s) { sliceBench<ppc_exp_n>(s, -30.0, 30.0); }
-void BM_Log(benchmark::State& s) { sliceBench<ppc_log_n>(s, 1e-5, 1e5); }
-BENCHMARK(BM_Digamma)->Arg(4096);
-BENCHMARK(BM_Lgamma)->Arg(4096);
-BENCHMARK(BM_Exp)->Arg(4096);
-BENCHMARK(BM_Log)->Arg(4096);
+void BM_Digamma(benchmark::State& s) { sliceBench(s, "ppc_digamma_n", 0.01, 100.0); }
+void BM_Lgamma(benchmark::State& s) { sliceBench(s, "ppc_lgamma_n", 0.01, 100.0); }
+void BM_Exp(benchmark::State& s) { sliceBench(s, "ppc_exp_n", -30.0, 30.0); }
+void BM_Log(benchmark::State& s) { sliceBench(s, "ppc_log_n", 1e-5, 1e5); }
+BENCHMARK(BM_Digamma)->Apply(everyIsa<4096>);
+BENCHMARK(BM_Lgamma)->Apply(everyIsa<4096>);
+BENCHMARK(BM_Exp)->Apply(everyIsa<4096>);
+BENCHMARK(BM_Log)->Apply(everyIsa<4096>);
 
 // One LDA token update: softmax of K log-potentials plus two weighted
 // accumulations. Items = K per token.
@@ -102,19 +131,23 @@ void BM_DocStatsThenExp(benchmark::State& state) {
 BENCHMARK(BM_DocStatsThenExp)->Arg(20)->Arg(100);
 
 void BM_DocExpStats(benchmark::State& state) {
+  const auto expStats =
+      rowKernel<void (*)(int64_t, const double*, double*, double*)>(state, "ppc_dirichlet_exp_stats", state.range(1));
+  if (!expStats)
+    return;
   const int64_t K = state.range(0), rows = 256;
   const std::vector<double> eta = uniformVector(K * rows, -0.9, 60.0, 9);
   std::vector<double> exp(static_cast<size_t>(K));
   double shift = 0;
   for (auto _ : state)
     for (int64_t r = 0; r < rows; ++r) {
-      ppc_dirichlet_exp_stats(K, eta.data() + r * K, exp.data(), &shift);
+      expStats(K, eta.data() + r * K, exp.data(), &shift);
       benchmark::DoNotOptimize(exp.data());
       benchmark::ClobberMemory();
     }
   state.SetItemsProcessed(state.iterations() * rows);
 }
-BENCHMARK(BM_DocExpStats)->Arg(20)->Arg(100);
+BENCHMARK(BM_DocExpStats)->Apply(everyIsa<20, 100>);
 
 // The documents' rows of LDA's topic table copied out before their sweeps
 // (ppc_gather_rows, codegen/transforms/LocalRows.cpp): AP's shape, 2246
@@ -155,31 +188,57 @@ BENCHMARK(BM_GatherRows)->Arg(20)->Arg(100);
 
 // E[log phi] of a K x V topic matrix (digamma of every entry plus row sums).
 void BM_DirichletElog(benchmark::State& state) {
+  const auto elogRows =
+      rowKernel<void (*)(int64_t, int64_t, const double*, double*)>(state, "ppc_dirichlet_elog_n", state.range(1));
+  if (!elogRows)
+    return;
   const int64_t K = 20, V = state.range(0);
   const std::vector<double> alpha = uniformVector(K * V, 0.01, 50.0, 8);
   std::vector<double> elog(static_cast<size_t>(K * V));
   for (auto _ : state) {
-    ppc_dirichlet_elog_n(K, V, alpha.data(), elog.data());
+    elogRows(K, V, alpha.data(), elog.data());
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * K * V);
 }
-BENCHMARK(BM_DirichletElog)->Arg(10000);
+BENCHMARK(BM_DirichletElog)->Apply(everyIsa<10000>);
 
 // LDA's topics' refresh each iteration: the statistics of 20 rows of V
 // entries with their log normalizers (ppc_dirichlet_stats_lognorm_n: a
 // digamma and an lgamma per entry). Items = entries.
 void BM_DirichletStatsLognorm(benchmark::State& state) {
+  const auto statsLognorm = rowKernel<void (*)(int64_t, int64_t, const double*, double*, double*)>(
+      state, "ppc_dirichlet_stats_lognorm_n", state.range(1));
+  if (!statsLognorm)
+    return;
   const int64_t K = 20, V = state.range(0);
   const std::vector<double> eta = uniformVector(K * V, -0.99, 300.0, 12);
   std::vector<double> stats(static_cast<size_t>(K * V)), lognorm(static_cast<size_t>(K));
   for (auto _ : state) {
-    ppc_dirichlet_stats_lognorm_n(K, V, eta.data(), stats.data(), lognorm.data());
+    statsLognorm(K, V, eta.data(), stats.data(), lognorm.data());
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * K * V);
 }
-BENCHMARK(BM_DirichletStatsLognorm)->Arg(10473);
+BENCHMARK(BM_DirichletStatsLognorm)->Apply(everyIsa<10473>);
+
+// The same rows' statistics alone (ppc_dirichlet_stats_n: a digamma per
+// entry), as iterations that evaluate no ELBO refresh them. Items = entries.
+void BM_DirichletStats(benchmark::State& state) {
+  const auto statsRows = rowKernel<void (*)(int64_t, int64_t, const double*, double*)>(
+      state, "ppc_dirichlet_stats_n", state.range(1));
+  if (!statsRows)
+    return;
+  const int64_t K = 20, V = state.range(0);
+  const std::vector<double> eta = uniformVector(K * V, -0.99, 300.0, 12);
+  std::vector<double> stats(static_cast<size_t>(K * V));
+  for (auto _ : state) {
+    statsRows(K, V, eta.data(), stats.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * K * V);
+}
+BENCHMARK(BM_DirichletStats)->Apply(everyIsa<10473>);
 
 }  // namespace
 
