@@ -71,7 +71,7 @@ inline const CLI::Validator &unsigned64() {
       [](std::string &text) -> std::string {
         const std::string given = text;
         uint64_t value = 0;
-        if (given.empty() || given[0] == '-' || !decimal(text, value)) {
+        if (!decimal(text, value)) { // from_chars takes no sign for an unsigned type
           text = given;
           return "must be an integer from 0 to 18446744073709551615; got '" + given + "'";
         }
