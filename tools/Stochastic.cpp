@@ -34,6 +34,7 @@
 #include "ir/Evaluate.h"
 #include "ir/IR.h"
 #include "ir/Printer.h"
+#include "runtime/FloatEnvironment.h"
 #include "runtime/VectorIsa.h"
 #include "tools/Driver.h"
 #include "tools/Report.h"
@@ -536,6 +537,7 @@ private:
     summary.options["threads"] = std::to_string(r_.threads);
     summary.options["engine"] = r_.engine;
     summary.options["vector_isa"] = std::string(rt::describe(rt::vectorIsa()));
+    summary.options["subnormals"] = rt::subnormals() == rt::Subnormals::Flush ? "flush" : "keep";
     if (comm_)
       summary.options["processes"] = std::to_string(comm_->size());
     summary.compileSeconds =

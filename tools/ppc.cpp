@@ -20,6 +20,7 @@
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "runtime/Binding.h"
+#include "runtime/FloatEnvironment.h"
 #include "runtime/MemoryLimits.h"
 #include "runtime/Output.h"
 #include "runtime/VectorIsa.h"
@@ -309,6 +310,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   options["threads"] = std::to_string(flags.threads);
   options["l2_cache_bytes"] = std::to_string(plan->l2CacheBytes);
   options["vector_isa"] = std::string(rt::describe(rt::vectorIsa()));
+  options["subnormals"] = rt::subnormals() == rt::Subnormals::Flush ? "flush" : "keep";
   if (gComm)
     options["processes"] = std::to_string(gComm->size());
   summary.options = std::move(options);
@@ -540,6 +542,12 @@ static int ppcMain(int argc, char **argv) {
                  "generate and run code for this vector ISA level instead of this CPU's best: x86-64 (SSE2), "
                  "x86-64-v3 (AVX2 + FMA), x86-64-v4 (AVX-512), native; the JIT targets it and the runtime's "
                  "kernels use their copies for it (to measure another CPU's code path on this one)");
+  std::string subnormals = "flush";
+  app.add_option("--subnormals", subnormals,
+                 "flush (default): inference computes numbers below 2^-1022 as 0, which Intel CPUs otherwise "
+                 "compute about 100x slower (a mixture's far components' responsibilities); keep: IEEE gradual "
+                 "underflow, as the rest of the program")
+      ->check(CLI::IsMember({"flush", "keep"}));
   bool svi = false;
   StochasticOptions sviOptions;
   app.add_flag("--svi", svi,
@@ -680,6 +688,7 @@ static int ppcMain(int argc, char **argv) {
     if (!rt::setVectorIsa(*isa, error))
       return usageError("--cpu " + cpu + ": " + error);
   }
+  rt::setSubnormals(subnormals == "keep" ? rt::Subnormals::Keep : rt::Subnormals::Flush);
   if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
     return usageError("--emit=" + emit + " needs --infer FILE");
   // Before the run, not after it: a long run must not end in "cannot write".

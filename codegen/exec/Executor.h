@@ -12,6 +12,7 @@
 #pragma once
 
 #include "codegen/plan/Plan.h"
+#include "runtime/FloatEnvironment.h"
 #include "runtime/Output.h"
 
 #include <atomic>
@@ -92,10 +93,18 @@ class Engine {
 public:
   explicit Engine(const Plan &plan) : parallel(plan) {}
   virtual ~Engine() = default;
-  virtual double runBlock(Plan::BlockId block, void *const *buffers) = 0;
+  /// Runs the block in inference's floating-point mode (subnormals flushed
+  /// unless ppc --subnormals keep: runtime/FloatEnvironment.h).
+  double runBlock(Plan::BlockId block, void *const *buffers) {
+    rt::ScopedFloatControl mode(rt::inferenceFloatControl());
+    return execute(block, buffers);
+  }
   virtual std::string_view name() const = 0;
   void setThreads(int n) { parallel.threads = n < 1 ? 1 : n; }
   ParallelRunner parallel;
+
+protected:
+  virtual double execute(Plan::BlockId block, void *const *buffers) = 0;
 };
 
 /// Called by generated code for a parallel loop: runs `body` over [0, n)

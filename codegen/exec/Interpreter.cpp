@@ -20,7 +20,7 @@ class Interpreter final : public Engine {
 public:
   explicit Interpreter(const Plan &p) : Engine(p), p_(p), vars_(size_t(p.loopVars) + 1, 0) {}
 
-  double runBlock(Plan::BlockId block, void *const *buffers) override {
+  double execute(Plan::BlockId block, void *const *buffers) override {
     buffers_ = buffers;
     double elbo = 0;
     run(p_.blocks[block], elbo);

@@ -9,6 +9,7 @@
 
 #include "codegen/exec/Distributed.h"
 #include "codegen/exec/Stochastic.h"
+#include "runtime/FloatEnvironment.h"
 
 #include <algorithm>
 #include <chrono>
@@ -61,6 +62,7 @@ struct ParallelRunner::Pool {
       finished.wait(lock, [&] { return active.load() == 0; });
       task = &work;
       tasks = count;
+      control = rt::floatControl(); // the workers compute as the caller does (FloatEnvironment.h)
       next.store(0);
       pending.store(count);
       generation.fetch_add(1);
@@ -97,6 +99,7 @@ private:
     for (;;) {
       const Work *work = nullptr;
       int64_t count = 0;
+      uint32_t taskControl = 0;
       spinUntil([&] { return generation.load() != seen; });
       {
         std::unique_lock<std::mutex> lock(mutex);
@@ -108,9 +111,13 @@ private:
           continue;
         work = task;
         count = tasks;
+        taskControl = control;
         active.fetch_add(1);
       }
-      take(*work, count);
+      {
+        rt::ScopedFloatControl mode(taskControl);
+        take(*work, count);
+      }
       std::lock_guard<std::mutex> lock(mutex);
       active.fetch_sub(1);
       finished.notify_all();
@@ -123,6 +130,7 @@ private:
   std::atomic<uint64_t> generation{0};
   bool stopping = false;
   std::atomic<int> active{0}; ///< workers inside take()
+  uint32_t control = 0;       ///< the task's floating-point control word, set under the mutex
   const Work *task = nullptr;
   int64_t tasks = 0;
   std::atomic<int64_t> next{0}, pending{0};

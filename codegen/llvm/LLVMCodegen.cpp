@@ -379,7 +379,7 @@ std::unique_ptr<llvm::Module> buildModule(const Plan &plan, llvm::LLVMContext &c
 class JitEngine final : public Engine {
 public:
   explicit JitEngine(const Plan &plan) : Engine(plan) {}
-  double runBlock(Plan::BlockId block, void *const *buffers) override { return fns_[block](buffers); }
+  double execute(Plan::BlockId block, void *const *buffers) override { return fns_[block](buffers); }
   std::string_view name() const override { return "jit"; }
 
   CompiledModule code;
