@@ -19,6 +19,14 @@ constexpr uint32_t kDenormalsAreZero = 0x0040; // MXCSR.DAZ: subnormal inputs co
 
 void setSubnormals(Subnormals m) { mode.store(m); }
 Subnormals subnormals() { return mode.load(); }
+std::string_view subnormalsName(Subnormals m) { return m == Subnormals::Flush ? "flush" : "keep"; }
+std::optional<Subnormals> subnormalsFromName(std::string_view name) {
+  if (name == "flush")
+    return Subnormals::Flush;
+  if (name == "keep")
+    return Subnormals::Keep;
+  return std::nullopt;
+}
 
 #if defined(__x86_64__)
 uint32_t floatControl() { return _mm_getcsr(); }

@@ -20,6 +20,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace ppc::rt {
 
@@ -28,6 +30,9 @@ enum class Subnormals { Flush, Keep };
 /// The process's choice for inference (ppc --subnormals); Flush unless set.
 void setSubnormals(Subnormals mode);
 Subnormals subnormals();
+/// "flush" or "keep", the flag's spelling (and summary.json's), and back.
+std::string_view subnormalsName(Subnormals mode);
+std::optional<Subnormals> subnormalsFromName(std::string_view name);
 
 /// The calling thread's floating-point control word (x86-64: MXCSR; 0
 /// elsewhere) and its replacement.

@@ -537,7 +537,7 @@ private:
     summary.options["threads"] = std::to_string(r_.threads);
     summary.options["engine"] = r_.engine;
     summary.options["vector_isa"] = std::string(rt::describe(rt::vectorIsa()));
-    summary.options["subnormals"] = rt::subnormals() == rt::Subnormals::Flush ? "flush" : "keep";
+    summary.options["subnormals"] = std::string(rt::subnormalsName(rt::subnormals()));
     if (comm_)
       summary.options["processes"] = std::to_string(comm_->size());
     summary.compileSeconds =

@@ -310,7 +310,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   options["threads"] = std::to_string(flags.threads);
   options["l2_cache_bytes"] = std::to_string(plan->l2CacheBytes);
   options["vector_isa"] = std::string(rt::describe(rt::vectorIsa()));
-  options["subnormals"] = rt::subnormals() == rt::Subnormals::Flush ? "flush" : "keep";
+  options["subnormals"] = std::string(rt::subnormalsName(rt::subnormals()));
   if (gComm)
     options["processes"] = std::to_string(gComm->size());
   summary.options = std::move(options);
@@ -688,7 +688,7 @@ static int ppcMain(int argc, char **argv) {
     if (!rt::setVectorIsa(*isa, error))
       return usageError("--cpu " + cpu + ": " + error);
   }
-  rt::setSubnormals(subnormals == "keep" ? rt::Subnormals::Keep : rt::Subnormals::Flush);
+  rt::setSubnormals(*rt::subnormalsFromName(subnormals)); // CLI11 checked the name
   if ((emit == "data" || emit == "plan" || emit == "llvm") && binding.files.empty())
     return usageError("--emit=" + emit + " needs --infer FILE");
   // Before the run, not after it: a long run must not end in "cannot write".
