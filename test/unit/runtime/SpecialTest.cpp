@@ -2,6 +2,7 @@
 // the vectorized exp/log, and the slice kernels against the scalar bodies.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -230,6 +231,22 @@ TEST(Special, LogWithinOneUlpOfLongDoubleReference) {
   EXPECT_LE(maxUlp, 1.0);
   EXPECT_LE(maxUlpVsStd, 2.0);
   std::printf("log: max %.3f ulp vs long double, %.1f ulp vs glibc\n", maxUlp, maxUlpVsStd);
+}
+
+// log_of_normal drops log's special cases, not its arithmetic: on every
+// normal number (the exponent's whole range, both sides of the mantissa's
+// sqrt(2) fold, the smallest normal and the largest finite) the same bits.
+TEST(Special, LogOfNormalIsLogBitForBit) {
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> e(-1022.0, 1023.0);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::vector<double> xs = {0x1p-1022, std::numeric_limits<double>::max(), 1.0, 1.4142135623730951,
+                            std::nextafter(1.4142135623730951, 2.0), 0x1p-54, 1.0 - 0x1p-54, 0.5};
+  for (int i = 0; i < 200000; ++i) xs.push_back(std::ldexp(mantissa(rng), static_cast<int>(e(rng))));
+  for (double x : xs) {
+    ASSERT_TRUE(std::isnormal(x)) << x;
+    ASSERT_EQ(std::bit_cast<uint64_t>(vm::log_of_normal(x)), std::bit_cast<uint64_t>(vm::log(x))) << x;
+  }
 }
 
 TEST(Special, LogSpecialValues) {
