@@ -542,12 +542,14 @@ static int ppcMain(int argc, char **argv) {
                  "generate and run code for this vector ISA level instead of this CPU's best: x86-64 (SSE2), "
                  "x86-64-v3 (AVX2 + FMA), x86-64-v4 (AVX-512), native; the JIT targets it and the runtime's "
                  "kernels use their copies for it (to measure another CPU's code path on this one)");
-  std::string subnormals = "flush";
+  const std::string flushName(rt::subnormalsName(rt::Subnormals::Flush)),
+      keepName(rt::subnormalsName(rt::Subnormals::Keep));
+  std::string subnormals = flushName;
   app.add_option("--subnormals", subnormals,
                  "flush (default): inference computes numbers below 2^-1022 as 0, which Intel CPUs otherwise "
                  "compute about 100x slower (a mixture's far components' responsibilities); keep: IEEE gradual "
                  "underflow, as the rest of the program")
-      ->check(CLI::IsMember({"flush", "keep"}));
+      ->check(CLI::IsMember({flushName, keepName}));
   bool svi = false;
   StochasticOptions sviOptions;
   app.add_flag("--svi", svi,
