@@ -519,7 +519,10 @@ def bench(name, args):
             peers.goal(f"GMM digits >= 2.5x scikit-learn per iteration at an equal or better median ELBO "
                        f"({s_sk['ms'] / s_pp['ms']:.2f}x, ELBO {s_pp['elbo'] - s_sk['elbo']:+.4f})",
                        s_sk["ms"] / s_pp["ms"] >= 2.5 and s_pp["elbo"] >= s_sk["elbo"])
-            peers.goal(f"GMM digits within 2x of the arithmetic floor ({ratio:.2f}x)", ratio <= 2)
+            # The goal is the peak's floor; the rate OpenBLAS sustains beside
+            # it says whether a miss is ppc's or the host's.
+            peers.goal(f"GMM digits within 2x of the arithmetic floor ({ratio:.2f}x; {s_pp['ms'] / floor(rate):.2f}x "
+                       f"at the rate OpenBLAS's dgemm sustains here)", ratio <= 2)
         results[label] = (s_sk, s_pp)
     return results
 
