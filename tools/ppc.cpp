@@ -539,9 +539,10 @@ static int ppcMain(int argc, char **argv) {
                  "this machine's");
   std::string cpu;
   app.add_option("--cpu", cpu,
-                 "generate and run code for this vector ISA level instead of this CPU's best: x86-64 (SSE2), "
-                 "x86-64-v3 (AVX2 + FMA), x86-64-v4 (AVX-512), native; the JIT targets it and the runtime's "
-                 "kernels use their copies for it (to measure another CPU's code path on this one)");
+                 "generate and run code for this vector ISA level instead of this CPU's best: x86-64 (SSE2; "
+                 "x86-64-v2 runs the same), x86-64-v3 (AVX2 + FMA), x86-64-v4 (AVX-512), native; the JIT targets "
+                 "it and the runtime's kernels use their copies for it (to measure another CPU's code path on "
+                 "this one)");
   const std::string flushName(rt::subnormalsName(rt::Subnormals::Flush)),
       keepName(rt::subnormalsName(rt::Subnormals::Keep));
   std::string subnormals = flushName;
