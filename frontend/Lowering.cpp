@@ -28,6 +28,8 @@ std::unique_ptr<ir::Module> Lowering::run() {
   if (diags_.hasErrors())
     return nullptr;
   markObserved();
+  if (diags_.hasErrors())
+    return nullptr;
   return std::move(module_);
 }
 
@@ -534,6 +536,19 @@ void Lowering::markObserved() {
     if (!def)
       return;
     if (def->kind == OpKind::Random) {
+      if (isChainFamily(def->family)) {
+        // A chain's factor is the structured posterior of a hidden
+        // sequence (forward-backward, a Kalman smoother); as data it would
+        // be a different factor, the transitions' counts.
+        diags_.error(def->loc, "a chain that nothing reads is observed data, and ppc's chains are hidden sequences "
+                               "seen through emissions: map the chain to its observations, e.g. val y = " +
+                                   v->name + ".map(s => " +
+                                   (def->family == Family::MarkovChain       ? "Categorical(B(s))"
+                                    : def->family == Family::GaussianChain ? "Gaussian(s, r)"
+                                                                           : "MvGaussian(s, R)") +
+                                   "), and bind the data to y (observed chains are not supported)");
+        return;
+      }
       if (!isDeterministicFamily(def->family)) // computed, never observed: its posterior is a prediction
         def->observed = true;
       return;
