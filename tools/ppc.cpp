@@ -62,11 +62,18 @@ void printBoundData(const ir::Module &m, const rt::BoundData &d, llvm::raw_ostre
     os << "\n";
   }
   for (const auto &[v, bv] : d.variables) {
+    // The range of the values given: a missing one's placeholder is not data.
     double lo = 0, hi = 0, total = 0;
-    if (!bv.values.empty()) {
-      lo = *std::min_element(bv.values.begin(), bv.values.end());
-      hi = *std::max_element(bv.values.begin(), bv.values.end());
-    }
+    std::vector<bool> isMissing(bv.values.size(), false);
+    for (int64_t e : bv.missing) // missing values are scalars: element e is entry e
+      isMissing[size_t(e)] = true;
+    bool any = false;
+    for (size_t i = 0; i < bv.values.size(); ++i)
+      if (!isMissing[i]) {
+        lo = any ? std::min(lo, bv.values[i]) : bv.values[i];
+        hi = any ? std::max(hi, bv.values[i]) : bv.values[i];
+        any = true;
+      }
     for (double w : bv.weights)
       total += w;
     os << "%" << v->name << " from " << bv.file << ": " << bv.values.size() << " values in ["
