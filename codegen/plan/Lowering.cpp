@@ -17,6 +17,57 @@
 namespace ppc::codegen {
 namespace lowering {
 
+/// Whether every iteration computes what the first did, so that one is the
+/// converged answer: (a) the iteration is one nested loop that restarts
+/// each element's locals and updates nothing after them (LDA with its
+/// topics given: --given, --heldout); or (b) it has no nested loop and no
+/// statement in it reads a value the iteration updates at or after that
+/// statement, i.e. nothing carries over from the previous iteration (a
+/// mixture with every global given, a conjugate model of one variable).
+static bool iterationRepeatsFirst(const Region &iteration) {
+  const auto &ops = iteration.ops;
+  if (ops.size() == 1 && ops[0]->kind == OpKind::Local && ops[0]->restart && ops[0]->regions.size() == 2 &&
+      ops[0]->regions[1]->ops.empty())
+    return true;
+  std::vector<const Op *> order; // the statements, in the order they run
+  bool nested = false;
+  std::function<void(const Region &)> collect = [&](const Region &r) {
+    for (const auto &op : r.ops) {
+      if (op->kind == OpKind::Local)
+        nested = true;
+      else if (op->kind == OpKind::Update && !op->operands.empty() && op->operands[0].isValue() &&
+               op->operands[0].value->def)
+        order.push_back(op->operands[0].value->def);
+      for (const auto &inner : op->regions)
+        collect(*inner);
+    }
+  };
+  collect(iteration);
+  if (nested || order.empty())
+    return false;
+  std::set<const Value *> pending; // updated in the iteration, not yet in this pass
+  for (const Op *stmt : order)
+    pending.insert(stmt->result());
+  std::function<bool(const Operand &)> readsPending = [&](const Operand &o) {
+    if (o.isValue() && pending.count(o.value))
+      return true;
+    for (const Operand &i : o.indices)
+      if (readsPending(i))
+        return true;
+    return false;
+  };
+  for (const Op *stmt : order) {
+    for (const Operand &o : stmt->operands)
+      if (readsPending(o))
+        return false;
+    for (const auto &[condition, which] : stmt->gates)
+      if (readsPending(condition) || readsPending(which))
+        return false;
+    pending.erase(stmt->result());
+  }
+  return true;
+}
+
 /// The steps, in order: the posteriors and their buffers; the lowering
 /// choices that must be made before any statement is emitted (which
 /// categoricals take the product form); the random initial posteriors; the
@@ -79,14 +130,7 @@ bool PlanBuilder::run() {
   }
   emitRandomInit(p_.blocks[Plan::Init]);
   emitUserPosteriorTables(p_.blocks[Plan::Init]);
-  {
-    // Every global given (--given, --heldout): the iteration is one nested
-    // loop that restarts each element's locals and updates nothing after
-    // them, so every iteration repeats the first.
-    const auto &ops = m_.iterationSchedule->ops;
-    p_.onePass = ops.size() == 1 && ops[0]->kind == OpKind::Local && ops[0]->restart &&
-                 ops[0]->regions.size() == 2 && ops[0]->regions[1]->ops.empty();
-  }
+  p_.onePass = iterationRepeatsFirst(*m_.iterationSchedule);
   const Region *schedules[] = {m_.initSchedule.get(), m_.iterationSchedule.get(), m_.finalSchedule.get()};
   for (int b = 0; b < 3 && ok_; ++b)
     if (schedules[b]) {
