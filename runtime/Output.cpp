@@ -131,6 +131,12 @@ fs::path outputTarget(const std::string &dir) {
   fs::path target = fs::absolute(fs::path(dir)).lexically_normal();
   if (target.filename().empty())
     target = target.parent_path();
+  // A link to a directory: the directory is what is replaced (a rename onto
+  // the link itself would fail after the run).
+  std::error_code ec;
+  if (fs::is_symlink(target, ec))
+    if (fs::path real = fs::canonical(target, ec); !ec)
+      target = real;
   return target;
 }
 
@@ -162,6 +168,8 @@ std::string checkOutputDirectory(const std::string &dir) {
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
     return "cannot write '" + dir + "': the directory '" + parent.string() + "' does not exist";
+  if (fs::is_symlink(target, ec)) // canonical() could not follow it
+    return "cannot write '" + dir + "': it is a symbolic link to nothing";
   if (!fs::exists(target, ec))
     return {};
   if (!fs::is_directory(target, ec))
@@ -176,6 +184,14 @@ std::string checkOutputDirectory(const std::string &dir) {
            ", which ppc did not write; --out replaces the whole directory, so give a new or empty directory, or "
            "the --out of an earlier run";
   return {};
+}
+
+bool pathWithin(const std::string &path, const std::string &dir) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  const fs::path d = fs::weakly_canonical(outputTarget(dir), ec);
+  auto [end, at] = std::mismatch(d.begin(), d.end(), p.begin(), p.end());
+  return end == d.end() || (std::next(end) == d.end() && end->empty()); // d a prefix of p ("d/" ends in "")
 }
 
 bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,

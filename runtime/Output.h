@@ -96,6 +96,9 @@ struct RunSummary {
 /// that a long run does not end in an error, and never replacing a directory
 /// that holds anything else (`--out .` in a home directory).
 std::string checkOutputDirectory(const std::string &dir);
+/// Whether `path` is the directory `dir` or lies inside it (links followed
+/// as far as they exist).
+bool pathWithin(const std::string &path, const std::string &dir);
 
 /// Writes everything into `dir` atomically; on failure nothing is left
 /// behind (no partial directory) and `error` says why.

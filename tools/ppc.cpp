@@ -36,6 +36,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <fcntl.h>
 #include <numeric>
@@ -94,6 +95,7 @@ struct RunFlags {
   int64_t threads = 1;
   std::string checkpoint, resume;
   int64_t checkpointEvery = 10;
+  bool seedGiven = false; ///< --seed on the command line (a resumed run must not contradict it)
   codegen::PlanOptions plan;
   /// --print-after, --verify-each, --time-passes for the plan's steps.
   passes::PassManagerOptions passOptions;
@@ -348,6 +350,14 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
     if (!flags.resume.empty()) {
       bool found = false;
       ok = codegen::Checkpointer(flags.resume, inference, gComm).restore(inference, summary, seed, found, error);
+      if (ok && found && flags.seedGiven && seed != flags.run.seed) {
+        ok = false;
+        error = "--seed " + std::to_string(flags.run.seed) + ": the run checkpointed in " + flags.resume +
+                " started with --seed " + std::to_string(seed) + ", and a resumed run continues it (give that seed "
+                "or none)";
+      }
+      if (ok && found)
+        summary.options["seed"] = std::to_string(seed); // the run's own
       if (!ok)
         localError(error);
       else if (isRoot() && !flags.quiet)
@@ -625,6 +635,7 @@ static int ppcMain(int argc, char **argv) {
     schedule.stochastic = true;
   }
   pipelineGiven = app.count("--passes") > 0;
+  run.seedGiven = app.count("--seed") > 0;
   pmOptions.printAfter.insert(printAfter.begin(), printAfter.end());
 
   std::map<std::string, std::string> params;
@@ -710,6 +721,56 @@ static int ppcMain(int argc, char **argv) {
     if (std::string problem = checkReportPath(run.report); !problem.empty())
       return usageError(problem);
   }
+  // No flag accepted and ignored: what only a run reads needs data, and
+  // what a run writes needs the run (no --emit); the settings of a run
+  // given with --emit (the run's command, to see one of its levels) have no
+  // effect there, and ppc says so. --elbo-every shapes the plan.
+  for (const char *flag : {"--out", "--checkpoint", "--checkpoint-every", "--resume", "--vocab", "--iters", "--tol",
+                           "--elbo-every", "--seed", "--engine", "--subnormals"}) {
+    if (!app.count(flag))
+      continue;
+    const bool writes = std::string_view(flag) == "--out" || std::string_view(flag) == "--checkpoint" ||
+                        std::string_view(flag) == "--checkpoint-every" || std::string_view(flag) == "--resume" ||
+                        std::string_view(flag) == "--vocab";
+    if (binding.files.empty() || (writes && !emit.empty()))
+      return usageError(std::string(flag) + " sets up a run, which needs --infer FILE" +
+                        (emit.empty() ? std::string() : " and no --emit (--emit=" + emit + " stops before it)"));
+    if (!emit.empty() && !(std::string_view(flag) == "--elbo-every" && (emit == "plan" || emit == "llvm")) &&
+        isRoot())
+      llvm::errs() << "ppc: warning: " << flag << " has no effect with --emit=" << emit
+                   << ", which stops before the run\n";
+  }
+  if (binding.files.empty())
+    for (const char *flag : {"--map", "--weight", "--threads", "--plan-passes", "--disable-plan-opt", "--l2-cache",
+                             "--cpu"})
+      if (app.count(flag))
+        return usageError(std::string(flag) + " applies to the data and the code generated for it, which need "
+                                              "--infer FILE");
+  if (app.count("--checkpoint-every") && run.checkpoint.empty() && run.resume.empty())
+    return usageError("--checkpoint-every sets how often --checkpoint DIR saves, and no --checkpoint is given");
+  for (const auto &[flag, value] : {std::pair<const char *, const std::string *>{"--out", &run.out},
+                                    {"--checkpoint", &run.checkpoint}, {"--resume", &run.resume},
+                                    {"--report", &run.report}, {"--vocab", &run.vocab}})
+    if (app.count(flag) && value->empty())
+      return usageError(std::string(flag) + " needs a path; got an empty one");
+  // A batch run and a stochastic one keep different state: neither resumes
+  // nor checkpoints in the other's directory.
+  for (const std::string *dir : {&run.checkpoint, &run.resume}) {
+    std::error_code ec;
+    const char *other = svi ? "checkpoint.json" : "svi-checkpoint.json";
+    if (!dir->empty() && std::filesystem::exists(std::filesystem::path(*dir) / other, ec))
+      return usageError(std::string(dir == &run.resume ? "--resume " : "--checkpoint ") + *dir + " holds the " +
+                        (svi ? "checkpoints of a batch run" : "checkpoints of an --svi run") + " (" + other +
+                        "), which this " + (svi ? "--svi" : "batch") + " run cannot continue; give another directory");
+  }
+  // --out replaces its whole directory: nothing else the run writes or
+  // reads may be in it (found after the run, it would lose the run).
+  if (!run.out.empty())
+    for (const auto &[flag, path] : {std::pair<const char *, const std::string *>{"--checkpoint", &run.checkpoint},
+                                     {"--resume", &run.resume}, {"--report", &run.report}})
+      if (!path->empty() && rt::pathWithin(*path, run.out))
+        return usageError(std::string(flag) + " " + *path + " is inside --out " + run.out +
+                          ", which the run's output replaces as a whole; give it another place");
   if (!run.out.empty())
     if (std::string problem = rt::checkOutputDirectory(run.out); !problem.empty()) {
       if (isRoot())
@@ -729,6 +790,19 @@ static int ppcMain(int argc, char **argv) {
   // an explicit --passes pipeline runs whole and --emit prints its result.
   if (!pipelineGiven)
     pipeline = pipelineForEmit(emit);
+  {
+    // --print-after of a pass this command does not run would print nothing.
+    std::vector<std::string_view> planOnly = codegen::planPassNames();
+    const std::string listed = "," + pipeline + ",";
+    for (const std::string &n : printAfter) {
+      const bool planStep = std::find(planOnly.begin(), planOnly.end(), n) != planOnly.end();
+      if (planStep ? !(emit.empty() || emit == "plan" || emit == "llvm")
+                   : listed.find("," + n + ",") == std::string::npos)
+        return usageError("--print-after=" + n + ": " + (planStep ? "the plan" : "that pass") + " does not run " +
+                          (planStep ? "with --emit=" + emit
+                                    : "in this command's pipeline (" + (pipeline.empty() ? "none" : pipeline) + ")"));
+    }
+  }
   passes::PassManager pm(pmOptions);
   if (!pm.addPipeline(pipeline, error))
     return usageError(error);
