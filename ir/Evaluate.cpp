@@ -4,6 +4,7 @@
 #include "ir/Printer.h"
 
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <functional>
 #include <llvm/Support/raw_ostream.h>
@@ -44,20 +45,39 @@ std::string showOperand(const Operand &o, const Evaluation &ev, const Diagnostic
   return s;
 }
 
-bool parseParamValue(const std::string &text, TypeKind kind, double &out) {
+/// Longs are evaluated as doubles: exact up to 2^53 (a size or an index
+/// past it would be silently rounded, or wrap when converted).
+constexpr int64_t kLargestExactLong = int64_t(1) << 53;
+
+enum class ParsedParam { Ok, NotANumber, TooLarge };
+
+ParsedParam parseParamValue(const std::string &text, TypeKind kind, double &out) {
   const char *b = text.data(), *e = text.data() + text.size();
   if (b != e && *b == '+' && b + 1 != e && *(b + 1) != '-')
     ++b;
   if (kind == TypeKind::Long) {
     int64_t v = 0;
     auto [p, ec] = std::from_chars(b, e, v);
+    if (ec == std::errc::result_out_of_range && p == e)
+      return ParsedParam::TooLarge;
     if (ec != std::errc() || p != e)
-      return false;
+      return ParsedParam::NotANumber;
+    if (v > kLargestExactLong || v < -kLargestExactLong)
+      return ParsedParam::TooLarge;
     out = double(v);
-    return true;
+    return ParsedParam::Ok;
   }
   auto [p, ec] = std::from_chars(b, e, out);
-  return ec == std::errc() && p == e && std::isfinite(out);
+  return ec == std::errc() && p == e && std::isfinite(out) ? ParsedParam::Ok : ParsedParam::NotANumber;
+}
+
+/// A count for a message: its digits up to 2^64, else in scientific form.
+std::string countText(double n) {
+  if (n < 1.8e19)
+    return std::to_string(uint64_t(n));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", n);
+  return buf;
 }
 
 } // namespace
@@ -77,9 +97,15 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
       continue;
     }
     double v = 0;
-    if (!parseParamValue(text, p->value->type.kind, v)) {
+    const ParsedParam parsed = parseParamValue(text, p->value->type.kind, v);
+    if (parsed == ParsedParam::NotANumber) {
       diags.error("-p " + name + "=" + text + ": parameter '" + name + "' is a " +
                   (p->value->type.kind == TypeKind::Long ? "Long; expected an integer" : "Double; expected a finite number"));
+      continue;
+    }
+    if (parsed == ParsedParam::TooLarge) {
+      diags.error("-p " + name + "=" + text + ": parameter '" + name +
+                  "' is a Long, which ppc computes exactly from -2^53 to 2^53 (9007199254740992)");
       continue;
     }
     ev.values[p->value] = v;
@@ -122,6 +148,11 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
         break;
       default: break;
       }
+      if (isLong && std::abs(r) > double(kLargestExactLong)) {
+        diags.error(op.loc, std::string("this Long is ") + (r < 0 ? "-" : "") + countText(std::abs(r)) + ", beyond 2^53 (9007199254740992), where ppc's "
+                                                              "sizes and indices stop being exact");
+        continue;
+      }
       ev.values[op.result()] = r;
     } else if (op.kind == OpKind::Plate && op.plateKind != Op::PlateKind::Data) {
       std::optional<double> lo = operandValue(op.operands[0], ev), hi = operandValue(op.operands[1], ev);
@@ -137,6 +168,19 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
       ev.plateSizes[op.result()] = static_cast<int64_t>(size);
     }
   }
+  // A variable's elements in all: the product of its plates' sizes, exact
+  // (2^53) or an error at the variable, before anything is sized from it.
+  walk(m.body, [&](const Op &op) {
+    if (op.kind != OpKind::Random || !op.result())
+      return;
+    double total = 1;
+    for (const Value *plate : op.result()->dims)
+      if (auto it = ev.plateSizes.find(plate); it != ev.plateSizes.end())
+        total *= double(it->second);
+    if (total > double(kLargestExactLong))
+      diags.error(op.loc, "%" + op.result()->name + " has " + countText(total) +
+                              " elements over its plates, beyond 2^53 (9007199254740992); choose smaller sizes");
+  });
 
   // Constant indices into plates whose size is now known.
   std::function<void(const Op &, const Operand &)> checkIndices = [&](const Op &op, const Operand &o) {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/plan/PlanBuilder.h"
+#include "runtime/MemoryLimits.h"
 
 #include "ir/Evaluate.h"
 #include "ir/Printer.h"
@@ -167,7 +168,7 @@ void PlanBuilder::collectGated(const Region &r) {
 
 void PlanBuilder::collectPosteriors() {
   ir::walk(*m_.messages, [&](const Op &op) {
-    if (op.kind != OpKind::Marginal || op.backward)
+    if (op.kind != OpKind::Marginal || op.backward || !ok_)
       return;
     const Value *var = op.operands[0].value;
     const Value *q = op.result();
@@ -198,6 +199,23 @@ void PlanBuilder::collectPosteriors() {
     post.userInit = userInitialized_.count(var->name) != 0;
     post.given = op.given;
     post.randomInit = randomInit_ && ir::breaksProductSymmetry(var) && !post.userInit && !post.given;
+    if (post.width > (int64_t(1) << 20)) {
+      // A posterior of over a million numbers an element (a huge -p): its
+      // memory checked before its output's column names are built (a
+      // Dirichlet of dimension 10^8 would take gigabytes for its names
+      // alone). planMemoryProblem checks the whole plan afterwards.
+      std::optional<uint64_t> bytes = rt::multiplyBytes(uint64_t(std::max<int64_t>(post.elements, 0)),
+                                                        uint64_t(post.width) * 16);
+      if (!bytes || __builtin_add_overflow(posteriorBytes_, *bytes, &posteriorBytes_))
+        posteriorBytes_ = UINT64_MAX;
+      const std::string problem =
+          rt::memoryProblem(posteriorBytes_ == UINT64_MAX ? std::nullopt : std::optional<uint64_t>(posteriorBytes_));
+      if (!problem.empty()) {
+        fail(op.loc, "the posterior of %" + var->name + " (" + std::to_string(post.elements) + " elements of " +
+                         std::to_string(post.width) + " numbers) " + problem + "; choose smaller sizes or less data");
+        return;
+      }
+    }
     if (!post.scratch) {
       std::vector<std::string> columns = factorEntry(post.family).outputColumns(post.dimension);
       for (std::string &c : factorEntry(post.family).summaryColumns(post.dimension))
