@@ -235,4 +235,15 @@ int runTool(const std::function<int()> &body) {
   return code;
 }
 
+int finishStandardOutput(const char *tool, int code) {
+  // Unchecked, LLVM's stream would end the process with "LLVM ERROR: IO
+  // failure on output stream" at exit.
+  llvm::outs().flush();
+  if (!llvm::outs().has_error())
+    return code;
+  llvm::errs() << tool << ": error: cannot write to standard output: " << llvm::outs().error().message() << "\n";
+  llvm::outs().clear_error();
+  return code == 0 ? 1 : code;
+}
+
 } // namespace ppc

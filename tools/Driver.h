@@ -74,5 +74,9 @@ constexpr size_t kToolStackBytes = size_t(1) << 30;
 /// Runs a tool's main on a large guarded stack (see ir/StackGuard.h) and
 /// returns its exit code.
 int runTool(const std::function<int()> &body);
+/// The exit status after flushing standard output: an error saying why
+/// where it could not be written (a full disk, a closed pipe), not LLVM's
+/// fatal error at exit.
+int finishStandardOutput(const char *tool, int code);
 
 } // namespace ppc

@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "ppc-opt: error: " << error << "\n";
     return 2;
   }
-  return runTool([&]() -> int {
+  return finishStandardOutput("ppc-opt", runTool([&]() -> int {
     std::optional<std::string> text = readFile(input, error);
     if (!text) {
       llvm::errs() << "ppc-opt: error: " << error << "\n";
@@ -94,5 +94,5 @@ int main(int argc, char **argv) {
       return 1;
     ir::print(*m, llvm::outs());
     return 0;
-  });
+  }));
 }

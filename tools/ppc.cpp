@@ -933,7 +933,7 @@ static int ppcMain(int argc, char **argv) {
 // by other processes meanwhile) ends with a message, not std::terminate.
 int main(int argc, char **argv) {
   try {
-    return ppcMain(argc, argv);
+    return finishStandardOutput("ppc", ppcMain(argc, argv));
   } catch (const std::bad_alloc &) {
     llvm::errs() << "ppc: error: out of memory (this machine has " << rt::formatBytes(rt::availableMemoryBytes())
                  << "); nothing was written\n";
