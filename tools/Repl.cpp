@@ -857,9 +857,15 @@ int replMain(int argc, char **argv) {
       llvm::outs() << "usage: ppc repl [MODEL.ppl] [--threads N]\n" << kHelp;
       return 0;
     }
-    if (a == "--threads" && i + 1 < argc && parseCount(argv[i + 1], n) && n <= 1024) {
+    if (a == "--threads" || a.rfind("--threads=", 0) == 0) {
+      const bool joined = a != "--threads";
+      const std::string value = joined ? a.substr(10) : i + 1 < argc ? argv[i + 1] : "";
+      if (!parseCount(value, n) || n > 1024) {
+        llvm::errs() << "ppc repl: error: --threads takes a number from 1 to 1024; got '" << value << "'\n";
+        return 2;
+      }
       threads = int(n);
-      ++i;
+      i += joined ? 0 : 1;
     } else if (a.rfind("-", 0) != 0 && model.empty()) {
       model = a;
     } else {
