@@ -1,7 +1,7 @@
 //===- passes/Pipeline.cpp - every pass, and the default pipeline, in order -===//
 //
 // This file is the compiler at a glance: the passes ppc has and the order in
-// which `ppc` runs them (DESIGN.md §4).
+// which `ppc` runs them (docs/compiler.md walks through them).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"

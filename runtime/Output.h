@@ -43,6 +43,9 @@ struct PosteriorTable {
   /// (`<var>.predicted.csv`): its columns, written in place of the
   /// family's parameters and summaries.
   std::vector<std::string> columns;
+  /// Over a data plate (LDA's documents), not a global: the report shows a
+  /// few of its rows.
+  bool overData = false;
 };
 
 std::vector<std::string> posteriorColumns(Family f, int64_t dimension);

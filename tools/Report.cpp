@@ -223,8 +223,7 @@ std::string variableSection(const rt::PosteriorTable &t, const std::vector<std::
   const FactorEntry &entry = factorEntry(t.family);
   const size_t width = entry.outputColumns(t.dimension).size();
   const size_t rows = width ? t.values.size() / width : 0;
-  const bool local = !t.indexColumns.empty() && rows > kLocalRows &&
-                     (t.family != Family::Dirichlet || t.indexColumns.size() != 1 || rows > kGlobalRows);
+  const bool local = t.overData && rows > kLocalRows;
   const size_t shown = std::min(rows, local ? kLocalRows : kGlobalRows);
   std::string html = "<div class=\"variable\" id=\"var-" + escape(t.variable) + "\"><h3>" + escape(t.variable) + ": " +
                      (familySpec(t.family).spelling.empty() ? displayName(t.family)

@@ -363,6 +363,7 @@ std::vector<rt::PosteriorTable> Inference::predictions(Engine &engine) {
     t.family = pr.family;
     t.dimension = pr.dimension;
     t.columns = entry.predictiveColumns(pr.dimension);
+    t.overData = true; // a missing datum's
     for (const Posterior::RowDim &d : pr.rowDims)
       t.indexColumns.push_back(d.name);
     const std::vector<int64_t> ids = rowIndices(plan_, pr.rowDims);
@@ -393,6 +394,8 @@ std::vector<rt::PosteriorTable> Inference::posteriors() const {
     }
     for (const Posterior::RowDim &d : post.rowDims)
       t.indexColumns.push_back(d.name);
+    for (const ir::Value *plate : post.variable->dims)
+      t.overData = t.overData || (plate->def && plate->def->plateKind == ir::Op::PlateKind::Data);
     t.indices = rowIndices(plan_, post);
     out.push_back(std::move(t));
   }
