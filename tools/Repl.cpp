@@ -57,7 +57,7 @@ constexpr const char *kCommands[] = {":load", ":param", ":data", ":vocab", ":inf
 const char *kHelp = R"(Commands:
   :load FILE            load a model (.ppl); starts a new session
   :param NAME=VALUE     set a model parameter (recompiles)
-  :data FILE [FILE...] [--map NAME=COLUMN]... [--weight COLUMN]
+  :data FILE [FILE...] [--map NAME=COLUMN]... [--weight COLUMN] [-p NAME=VALUE]... [--vocab FILE]
                         bind data, as on the command line (compiles the inference)
   :vocab FILE           words for :top and :show (one per line)
   :infer [N]            N more iterations (default 10) from the current state
@@ -66,7 +66,7 @@ const char *kHelp = R"(Commands:
   :show VAR [ROWS]      the posterior of VAR (default 5 rows)
   :top VAR [N]          the N largest entries of each row of VAR (default 10)
   :elbo [all]           the ELBO of the iterations so far (a long trace: its ends)
-  :emit STAGE           ast, ir, plates, gated, messages, deps, schedule, plan or llvm
+  :emit STAGE           ast, ir, plates, gated, messages, deps, deps-dot, schedule, plan or llvm
   :save DIR             write the posteriors and summary.json (as ppc --out)
   :report FILE          write the HTML report of the run so far (as ppc --report)
   :init VAR FILE        start VAR from the posterior in FILE (a CSV :save or ppc --out
