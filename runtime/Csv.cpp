@@ -16,6 +16,7 @@
 #include <limits>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <locale.h>
@@ -583,6 +584,8 @@ private:
       p += 3; // UTF-8 byte-order mark
     if (p == lim)
       return fail(path_ + ": the file is empty; expected a header line naming the columns"), false;
+    if (lim - p >= 2 && static_cast<unsigned char>(p[0]) == 0x1f && static_cast<unsigned char>(p[1]) == 0x8b)
+      return fail(path_ + ": the file is gzip-compressed; decompress it first (gunzip -k " + path_ + ")"), false;
     const char *nl = static_cast<const char *>(std::memchr(p, '\n', static_cast<size_t>(lim - p)));
     std::string_view line(p, static_cast<size_t>((nl ? nl : lim) - p));
     p = nl ? nl + 1 : lim;
@@ -594,6 +597,15 @@ private:
       return fail(at(1) + "the header contains a '\"'; " + quoteAdvice()), false;
     if (line.find('\r') != std::string_view::npos)
       return fail(at(1) + "carriage return inside the header line; lines must end in LF or CRLF"), false;
+    // A binary file: its bytes are not echoed back as column names.
+    for (size_t i = 0; i < line.size(); ++i)
+      if (const auto c = static_cast<unsigned char>(line[i]); (c < 0x20 && c != '\t') || c == 0x7f) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", c);
+        return fail(at(1) + "the header has a control character (byte " + hex + " at offset " + std::to_string(i) +
+                    "); expected a text CSV file, column names separated by commas"),
+               false;
+      }
     for (size_t pos = 0;;) {
       size_t comma = line.find(',', pos);
       std::string_view name = trim(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));

@@ -17,6 +17,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -85,8 +86,13 @@ std::unique_ptr<ir::Module> compileModel(const std::string &source, DiagnosticEn
 }
 
 std::vector<std::string> readVocabulary(const std::string &path, std::string &error) {
-  std::ifstream in(path);
   std::vector<std::string> words;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) { // an ifstream opens one, and reads nothing
+    error = "the vocabulary file '" + path + "' is a directory";
+    return words;
+  }
+  std::ifstream in(path);
   if (!in) {
     error = "cannot read the vocabulary file '" + path + "'";
     return words;
