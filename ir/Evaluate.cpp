@@ -149,8 +149,8 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
       default: break;
       }
       if (isLong && std::abs(r) > double(kLargestExactLong)) {
-        diags.error(op.loc, std::string("this Long is ") + (r < 0 ? "-" : "") + countText(std::abs(r)) + ", beyond 2^53 (9007199254740992), where ppc's "
-                                                              "sizes and indices stop being exact");
+        diags.error(op.loc, std::string("this Long is ") + (r < 0 ? "-" : "") + countText(std::abs(r)) +
+                                ", beyond 2^53 (9007199254740992), where ppc's sizes and indices stop being exact");
         continue;
       }
       ev.values[op.result()] = r;

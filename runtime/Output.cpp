@@ -190,8 +190,7 @@ bool pathWithin(const std::string &path, const std::string &dir) {
   std::error_code ec;
   const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
   const fs::path d = fs::weakly_canonical(outputTarget(dir), ec);
-  auto [end, at] = std::mismatch(d.begin(), d.end(), p.begin(), p.end());
-  return end == d.end() || (std::next(end) == d.end() && end->empty()); // d a prefix of p ("d/" ends in "")
+  return std::mismatch(d.begin(), d.end(), p.begin(), p.end()).first == d.end(); // d a prefix of p
 }
 
 bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,

@@ -725,18 +725,17 @@ static int ppcMain(int argc, char **argv) {
   // what a run writes needs the run (no --emit); the settings of a run
   // given with --emit (the run's command, to see one of its levels) have no
   // effect there, and ppc says so. --elbo-every shapes the plan.
-  for (const char *flag : {"--out", "--checkpoint", "--checkpoint-every", "--resume", "--vocab", "--iters", "--tol",
-                           "--elbo-every", "--seed", "--engine", "--subnormals"}) {
+  for (const auto &[flag, writes] : {std::pair{"--out", true}, {"--checkpoint", true}, {"--checkpoint-every", true},
+                                     {"--resume", true}, {"--vocab", true}, {"--iters", false}, {"--tol", false},
+                                     {"--elbo-every", false}, {"--seed", false}, {"--engine", false},
+                                     {"--subnormals", false}}) {
     if (!app.count(flag))
       continue;
-    const bool writes = std::string_view(flag) == "--out" || std::string_view(flag) == "--checkpoint" ||
-                        std::string_view(flag) == "--checkpoint-every" || std::string_view(flag) == "--resume" ||
-                        std::string_view(flag) == "--vocab";
     if (binding.files.empty() || (writes && !emit.empty()))
       return usageError(std::string(flag) + " sets up a run, which needs --infer FILE" +
                         (emit.empty() ? std::string() : " and no --emit (--emit=" + emit + " stops before it)"));
-    if (!emit.empty() && !(std::string_view(flag) == "--elbo-every" && (emit == "plan" || emit == "llvm")) &&
-        isRoot())
+    const bool shapesPlan = std::string_view(flag) == "--elbo-every" && (emit == "plan" || emit == "llvm");
+    if (!emit.empty() && !shapesPlan && isRoot())
       llvm::errs() << "ppc: warning: " << flag << " has no effect with --emit=" << emit
                    << ", which stops before the run\n";
   }
@@ -792,12 +791,16 @@ static int ppcMain(int argc, char **argv) {
     pipeline = pipelineForEmit(emit);
   {
     // --print-after of a pass this command does not run would print nothing.
-    std::vector<std::string_view> planOnly = codegen::planPassNames();
-    const std::string listed = "," + pipeline + ",";
+    std::vector<std::string_view> planOnly = codegen::planPassNames(), known;
+    for (const passes::PassInfo &p : passes::registeredPasses())
+      known.push_back(p.name);
+    std::vector<std::string> running;
+    if (!passes::splitPipeline(pipeline, known, "pass", running, error))
+      return usageError(error);
     for (const std::string &n : printAfter) {
       const bool planStep = std::find(planOnly.begin(), planOnly.end(), n) != planOnly.end();
       if (planStep ? !(emit.empty() || emit == "plan" || emit == "llvm")
-                   : listed.find("," + n + ",") == std::string::npos)
+                   : std::find(running.begin(), running.end(), n) == running.end())
         return usageError("--print-after=" + n + ": " + (planStep ? "the plan" : "that pass") + " does not run " +
                           (planStep ? "with --emit=" + emit
                                     : "in this command's pipeline (" + (pipeline.empty() ? "none" : pipeline) + ")"));

@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/plan/PlanBuilder.h"
-#include "runtime/MemoryLimits.h"
 
 #include "ir/Evaluate.h"
 #include "ir/Printer.h"
 #include "runtime/Binding.h"
+#include "runtime/MemoryLimits.h"
 
 #include <algorithm>
 #include <cctype>
