@@ -7,18 +7,11 @@
 # - E log q(z_n)) - E log q(theta), summed over documents. Compares it with
 # the held-out bound in SUMMARY (the trained run) and with the --given run's
 # ELBO and theta in APPLY (relative 1e-9).
-import csv, json, math, sys
+import csv, json, math, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from reference_math import digamma  # noqa: E402
 
 held, phi_path, alpha, summary, apply_dir = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
-
-
-def digamma(x):
-    r = 0.0
-    while x < 6.0:
-        r -= 1.0 / x
-        x += 1.0
-    f = 1.0 / (x * x)
-    return r + math.log(x) - 0.5 / x - f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
 
 
 rows = list(csv.DictReader(open(phi_path)))

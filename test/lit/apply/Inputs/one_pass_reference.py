@@ -12,22 +12,15 @@
 """
 import csv
 import math
+import os
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from reference_math import digamma  # noqa: E402
 
 
 def rows(path):
     with open(path) as f:
         return list(csv.DictReader(f))
-
-
-def digamma(x):
-    # Recurrence to x >= 6, then the asymptotic series (error < 1e-13 there).
-    r = 0.0
-    while x < 6:
-        r -= 1 / x
-        x += 1
-    f = 1 / (x * x)
-    return r + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (1 / 240 - f / 132))))
 
 
 def expected_log_normal(x, mean, var, shape, rate):

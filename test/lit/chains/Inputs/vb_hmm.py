@@ -10,6 +10,8 @@ with log Z_s the forward recursion's normalizer (the identity E_q[log p(x, z
 ELBO trace and the final posteriors with ppc's --out directory.
 Usage: vb_hmm.py DATA.csv INIT_DIR OUT_DIR ITERATIONS K V PRIOR"""
 import csv, json, math, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from reference_math import digamma  # noqa: E402
 
 data, init, out, iters, K, V, prior = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), \
     int(sys.argv[6]), float(sys.argv[7])
@@ -18,15 +20,6 @@ seqs = {}
 for r in csv.DictReader(open(data)):
     seqs.setdefault(int(r["seq"]), []).append(int(r["x"]))
 seqs = [seqs[s] for s in sorted(seqs)]
-
-
-def digamma(x):
-    r = 0.0
-    while x < 6:
-        r -= 1 / x
-        x += 1
-    f = 1 / (x * x)
-    return r + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (1 / 240 - f / 132))))
 
 
 def elog(alpha):
