@@ -81,4 +81,14 @@ inline const CLI::Validator &unsigned64() {
   return v;
 }
 
+/// CLI11's message for a parse error, said in ppc's words where CLI11's
+/// own reads oddly ("--out: At Most 1 required but received 2").
+inline std::string parseErrorMessage(const CLI::ParseError &e) {
+  const std::string what = e.what();
+  const std::string mark = ": At Most 1 required but received ";
+  if (const size_t at = what.find(mark); at != std::string::npos)
+    return what.substr(0, at) + " is given " + what.substr(at + mark.size()) + " times; it takes one value";
+  return what;
+}
+
 } // namespace ppc::tools

@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
-    llvm::errs() << "ppc-opt: error: " << e.what() << "\n";
+    llvm::errs() << "ppc-opt: error: " << tools::parseErrorMessage(e) << "\n";
     return 2;
   }
   if (listPasses) {

@@ -607,7 +607,7 @@ static int ppcMain(int argc, char **argv) {
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
-    return usageError(e.what());
+    return usageError(tools::parseErrorMessage(e));
   }
   if (version) {
     llvm::outs() << "ppc 0.1.0 (LLVM " << LLVM_VERSION_STRING << ")\n";
