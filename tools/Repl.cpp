@@ -193,6 +193,9 @@ public:
     return true;
   }
 
+  /// Whether some command failed (a script's session exits 1).
+  bool failed() const { return failures_ > 0; }
+
   /// Names for tab completion: the model's variables and parameters.
   std::vector<std::string> names() const {
     std::set<std::string> out;
@@ -209,7 +212,10 @@ public:
   }
 
 private:
-  void error(const std::string &msg) { llvm::errs() << "error: " << msg << "\n"; }
+  void error(const std::string &msg) {
+    llvm::errs() << "error: " << msg << "\n";
+    ++failures_;
+  }
 
   // ---- the model ----
 
@@ -415,6 +421,8 @@ private:
       evaluation_ = std::move(*evaluation);
       return 0;
     });
+    if (code != 0)
+      ++failures_; // the compiler said why
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return code == 0;
   }
@@ -614,7 +622,7 @@ private:
       out_ << optimized;
       return;
     }
-    runTool([&]() -> int {
+    const int code = runTool([&]() -> int {
       DiagnosticEngine diags(modelPath_, modelText_, llvm::errs());
       std::unique_ptr<ast::Model> ast;
       std::unique_ptr<ir::Module> module = compileModel(modelText_, diags, &ast, stage == "ast");
@@ -642,6 +650,8 @@ private:
         ir::print(*module, out_);
       return 0;
     });
+    if (code != 0)
+      ++failures_;
   }
 
   /// The session's run as --out and --report describe one.
@@ -761,8 +771,10 @@ private:
       ok = evaluateHeldout(h, *inference_, result);
       return ok ? 0 : 1;
     });
-    if (!ok)
+    if (!ok) {
+      ++failures_; // evaluateHeldout said why
       return;
+    }
     printHeldout(result, out_, /*iterations=*/false);
     summary_.heldout = result;
   }
@@ -800,6 +812,7 @@ private:
   double compileSeconds_ = 0, inferenceSeconds_ = 0;
   uint64_t seed_ = 0;
   int threads_ = 1;
+  int failures_ = 0; ///< commands that failed: a piped session's exit status
 };
 
 // ---- line editing -------------------------------------------------------------
@@ -937,7 +950,9 @@ int replMain(int argc, char **argv) {
       break;
   }
   llvm::outs().flush();
-  return 0;
+  // A script (not a terminal) fails as a whole when a command failed, as a
+  // shell script run with -e would; an interactive session just goes on.
+  return !interactive && session.failed() ? 1 : 0;
 }
 
 } // namespace ppc
