@@ -950,8 +950,8 @@ int replMain(int argc, char **argv) {
       break;
   }
   llvm::outs().flush();
-  // A script (not a terminal) fails as a whole when a command failed, as a
-  // shell script run with -e would; an interactive session just goes on.
+  // A script (not a terminal) runs every line, and its status says whether
+  // a command failed (as make -k's does); an interactive session just goes on.
   return !interactive && session.failed() ? 1 : 0;
 }
 
