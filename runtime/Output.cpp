@@ -127,6 +127,11 @@ std::vector<std::string> posteriorColumns(Family f, int64_t dimension) {
 }
 
 namespace {
+/// `p` is `dir` or lies inside it (both absolute and normal).
+bool isWithin(const fs::path &p, const fs::path &dir) {
+  return std::mismatch(dir.begin(), dir.end(), p.begin(), p.end()).first == dir.end();
+}
+
 fs::path outputTarget(const std::string &dir) {
   fs::path target = fs::absolute(fs::path(dir)).lexically_normal();
   if (target.filename().empty())
@@ -175,7 +180,7 @@ std::string checkOutputDirectory(const std::string &dir) {
   if (!fs::is_directory(target, ec))
     return "cannot write '" + dir + "': it exists and is not a directory";
   const fs::path cwd = fs::current_path(ec);
-  if (!ec && (cwd == target || std::mismatch(target.begin(), target.end(), cwd.begin(), cwd.end()).first == target.end()))
+  if (!ec && isWithin(cwd, target))
     return "cannot write '" + dir + "': --out replaces the whole directory, and this one holds the current directory";
   std::string foreign;
   if (!isPreviousOutput(target, foreign))
@@ -188,9 +193,7 @@ std::string checkOutputDirectory(const std::string &dir) {
 
 bool pathWithin(const std::string &path, const std::string &dir) {
   std::error_code ec;
-  const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
-  const fs::path d = fs::weakly_canonical(outputTarget(dir), ec);
-  return std::mismatch(d.begin(), d.end(), p.begin(), p.end()).first == d.end(); // d a prefix of p
+  return isWithin(fs::weakly_canonical(fs::absolute(path), ec), fs::weakly_canonical(outputTarget(dir), ec));
 }
 
 bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,

@@ -680,16 +680,13 @@ static int ppcMain(int argc, char **argv) {
     run.plan.pipeline = planPipeline;
   }
   {
-    // --print-after names a pass of either level; a plan step needs a plan.
+    // --print-after names a pass of either level (whether this command runs
+    // it is checked once its pipeline is known, below).
     std::vector<std::string_view> known = codegen::planPassNames();
     for (const passes::PassInfo &p : passes::registeredPasses())
       known.push_back(p.name);
     if (!passes::checkPrintAfter(pmOptions, known, error))
       return usageError(error);
-    std::vector<std::string_view> planOnly = codegen::planPassNames();
-    for (const std::string &n : printAfter)
-      if (std::find(planOnly.begin(), planOnly.end(), n) != planOnly.end() && binding.files.empty())
-        return usageError("--print-after=" + n + " prints the plan, which needs --infer FILE");
   }
   run.passOptions = pmOptions;
   if (app.count("--l2-cache")) {
@@ -799,6 +796,8 @@ static int ppcMain(int argc, char **argv) {
       return usageError(error);
     for (const std::string &n : printAfter) {
       const bool planStep = std::find(planOnly.begin(), planOnly.end(), n) != planOnly.end();
+      if (planStep && binding.files.empty())
+        return usageError("--print-after=" + n + " prints the plan, which needs --infer FILE");
       if (planStep ? !(emit.empty() || emit == "plan" || emit == "llvm")
                    : std::find(running.begin(), running.end(), n) == running.end())
         return usageError("--print-after=" + n + ": " + (planStep ? "the plan" : "that pass") + " does not run " +

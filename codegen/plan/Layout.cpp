@@ -204,12 +204,8 @@ void PlanBuilder::collectPosteriors() {
       // memory checked before its output's column names are built (a
       // Dirichlet of dimension 10^8 would take gigabytes for its names
       // alone). planMemoryProblem checks the whole plan afterwards.
-      std::optional<uint64_t> bytes = rt::multiplyBytes(uint64_t(std::max<int64_t>(post.elements, 0)),
-                                                        uint64_t(post.width) * 16);
-      if (!bytes || __builtin_add_overflow(posteriorBytes_, *bytes, &posteriorBytes_))
-        posteriorBytes_ = UINT64_MAX;
-      const std::string problem =
-          rt::memoryProblem(posteriorBytes_ == UINT64_MAX ? std::nullopt : std::optional<uint64_t>(posteriorBytes_));
+      const std::string problem = rt::memoryProblem(
+          rt::multiplyBytes(uint64_t(std::max<int64_t>(post.elements, 0)), uint64_t(post.width) * 16));
       if (!problem.empty()) {
         fail(op.loc, "the posterior of %" + var->name + " (" + std::to_string(post.elements) + " elements of " +
                          std::to_string(post.width) + " numbers) " + problem + "; choose smaller sizes or less data");

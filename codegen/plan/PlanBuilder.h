@@ -267,7 +267,6 @@ private:
   std::map<std::pair<const Value *, int>, int32_t> dataBuffers_;
   std::map<std::pair<const Value *, Family>, std::pair<int32_t, int64_t>> pointMassBuffers_;
   std::set<int> computed_, initRead_, recomputedUnread_;
-  uint64_t posteriorBytes_ = 0; ///< the posteriors' buffers so far (collectPosteriors' memory check)
   Plan::BlockId block_ = Plan::Init;
   const Op *nestedLocal_ = nullptr;
   const Value *nestedPlate_ = nullptr;
