@@ -37,6 +37,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace ppc::ir {
@@ -316,6 +317,9 @@ bool knownInputFits(const ParamSpec &p, const Type &t);
 /// from zero means every message through the product is zero). The left
 /// operand of each such product is drawn.
 bool breaksProductSymmetry(const Value *v);
+/// Every variable of the model `body` for which breaksProductSymmetry
+/// holds, in one walk (for passes that ask of every variable).
+std::unordered_set<const Value *> productSymmetryBreakers(const Region &body);
 
 /// The family of the factor that defines random variable `v` (through the
 /// yields of `if`/`match`), if any.

@@ -656,25 +656,37 @@ bool knownInputFits(const ParamSpec &p, const Type &t) {
          (t.kind == TypeKind::Vector && p.constant == ConstantDomain::EveryComponent); // an MvGaussian's mean
 }
 
-bool breaksProductSymmetry(const Value *v) {
-  if (!v || !v->def || v->def->kind != OpKind::Random || v->def->observed || isDeterministicFamily(v->def->family))
-    return false;
+namespace {
+/// v is a latent random variable whose factor has parameters (not a
+/// deterministic one): a product's left operand that may be drawn.
+bool drawableFactor(const Value *v) {
+  return v && v->def && v->def->kind == OpKind::Random && !v->def->observed && !isDeterministicFamily(v->def->family);
+}
+} // namespace
+
+std::unordered_set<const Value *> productSymmetryBreakers(const Region &body) {
   auto latent = [](const Operand &o) {
     return o.isValue() && o.value->def && o.value->def->kind == OpKind::Random && !o.value->def->observed;
   };
+  std::unordered_set<const Value *> breakers;
+  walk(body, [&](const Op &op) {
+    if (op.kind != OpKind::Random || (op.family != Family::Product && op.family != Family::InnerProduct) ||
+        op.operands.size() < 2)
+      return;
+    if (op.operands[0].isValue() && drawableFactor(op.operands[0].value) && latent(op.operands[1]))
+      breakers.insert(op.operands[0].value);
+  });
+  return breakers;
+}
+
+bool breaksProductSymmetry(const Value *v) {
+  if (!drawableFactor(v))
+    return false;
   // The uses of v: walk up to the module from its definition.
   const Op *top = v->def;
   while (top->parentOp())
     top = top->parentOp();
-  const Region *body = top->parentRegion;
-  bool found = false;
-  walk(*body, [&](const Op &op) {
-    if (found || op.kind != OpKind::Random || (op.family != Family::Product && op.family != Family::InnerProduct) ||
-        op.operands.size() < 2)
-      return;
-    found = op.operands[0].isValue() && op.operands[0].value == v && latent(op.operands[1]);
-  });
-  return found;
+  return productSymmetryBreakers(*top->parentRegion).count(v) != 0;
 }
 
 std::optional<Family> familyOf(const Value *v) {

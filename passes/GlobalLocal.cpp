@@ -197,10 +197,10 @@ void initializeMessagesToGlobals(ir::Module &m) {
           return false;
         });
     });
+  const auto breakers = ir::productSymmetryBreakers(m.body);
   for (const auto &op : m.iterationSchedule->ops)
     if (op->kind == ir::OpKind::Update && read.count(op->operands[0].value) &&
-        !initialized.count(op->operands[0].value) &&
-        !ir::breaksProductSymmetry(op->operands[0].value->def->operands[0].value)) {
+        !initialized.count(op->operands[0].value) && !breakers.count(op->operands[0].value->def->operands[0].value)) {
       append(*op);
       initialized.insert(op->operands[0].value);
     }

@@ -79,6 +79,7 @@ private:
   void closures();
   long iterationScore(unsigned v) const;
   void scheduleIteration(unsigned v);
+  void rescoreTouched();
   void refresh(unsigned u);
   void dropRepeatedUpdates();
 
@@ -91,6 +92,20 @@ private:
   std::vector<std::vector<unsigned>> triggers_;
   std::vector<bool> valid_, fresh_, initUsed_;
   std::set<unsigned> waiting_;
+  /// The iteration's greedy choice, kept as it goes (rescoreTouched): the
+  /// nodes whose marks scheduleIteration changed, each waiting node's
+  /// score, whether it is in the ranking, the ranking (score, node), and
+  /// the nodes that trigger each node.
+  std::vector<unsigned> touched_;
+  std::vector<long> score_;
+  std::vector<bool> ranked_;
+  struct BestFirst {
+    bool operator()(const std::pair<long, unsigned> &a, const std::pair<long, unsigned> &b) const {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    }
+  };
+  std::set<std::pair<long, unsigned>, BestFirst> ranking_;
+  std::vector<std::vector<unsigned>> triggeredBy_;
   std::vector<std::set<unsigned>> unreadBy_; ///< statements that have not yet read each statement
   std::vector<unsigned> iter_, init_, final_;
 };

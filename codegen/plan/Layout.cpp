@@ -167,6 +167,7 @@ void PlanBuilder::collectGated(const Region &r) {
 }
 
 void PlanBuilder::collectPosteriors() {
+  const auto breakers = ir::productSymmetryBreakers(m_.body);
   ir::walk(*m_.messages, [&](const Op &op) {
     if (op.kind != OpKind::Marginal || op.backward || !ok_)
       return;
@@ -198,7 +199,7 @@ void PlanBuilder::collectPosteriors() {
     post.partitioned = partitioned_ && !q->dims.empty() && q->dims.front() == partitioned_;
     post.userInit = userInitialized_.count(var->name) != 0;
     post.given = op.given;
-    post.randomInit = randomInit_ && ir::breaksProductSymmetry(var) && !post.userInit && !post.given;
+    post.randomInit = randomInit_ && breakers.count(var) && !post.userInit && !post.given;
     if (post.width > (int64_t(1) << 20)) {
       // A posterior of over a million numbers an element (a huge -p): its
       // memory checked before its output's column names are built (a
