@@ -104,12 +104,34 @@ public:
     fn->addParamAttr(0, llvm::Attribute::NoAlias);
     vars_.assign(size_t(p_.loopVars) + 1, nullptr);
     runOnce_ = block == Plan::Init || block == Plan::Final;
-    bool parallel = false;
-    for (const Stmt &s : p_.blocks[block])
-      parallel = parallel || (s.kind == Stmt::Kind::Loop && s.parallel && runner_);
-    enter(fn, 0, !parallel);
-    emit(p_.blocks[block]);
-    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    const std::vector<Stmt> &stmts = p_.blocks[block];
+    if (stmts.size() <= kStatementsPerFunction) {
+      emitFunction(fn, stmts.data(), stmts.data() + stmts.size());
+      return fn;
+    }
+    // A long block (a model of many scalar variables) in parts, each its own
+    // function: LLVM's code generation (register allocation above all)
+    // takes time superlinear in a function's length (1,000 scalar variables
+    // in one function: 5 s). The block calls its parts in order and adds
+    // their ELBO terms.
+    std::vector<llvm::Function *> parts;
+    for (size_t i = 0; i < stmts.size(); i += kStatementsPerFunction) {
+      auto *part = llvm::Function::Create(fnType, llvm::Function::InternalLinkage,
+                                          fn->getName() + ".part" + std::to_string(parts.size()), m_);
+      part->getArg(0)->setName("buffers");
+      part->addParamAttr(0, llvm::Attribute::NoAlias);
+      part->addFnAttr(llvm::Attribute::NoInline);
+      const size_t end = std::min(stmts.size(), i + kStatementsPerFunction);
+      emitFunction(part, stmts.data() + i, stmts.data() + end);
+      parts.push_back(part);
+    }
+    llvm::IRBuilder<> at(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    llvm::Value *elbo = llvm::ConstantFP::get(b_.getDoubleTy(), 0.0);
+    for (llvm::Function *part : parts)
+      elbo = at.CreateFAdd(elbo, at.CreateCall(part, {fn->getArg(0)}));
+    at.CreateRet(elbo);
+    if (runOnce_)
+      runOnceOnly(fn);
     return fn;
   }
 
@@ -121,45 +143,108 @@ private:
     fn->addFnAttr(llvm::Attribute::NoInline);
   }
 
+  /// `fn` (a block's signature) runs the statements [begin, end).
+  void emitFunction(llvm::Function *fn, const Stmt *begin, const Stmt *end) {
+    bool parallel = false;
+    for (const Stmt *s = begin; s != end; ++s)
+      parallel = parallel || (s->kind == Stmt::Kind::Loop && s->parallel && runner_);
+    enter(fn, 0, !parallel);
+    emit(begin, end);
+    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    leave();
+  }
+
   /// Starts emitting the code of `wrapper` (arguments: the buffer table,
-  /// then `extra` i64s). The wrapper loads the buffers' addresses and calls
-  /// an internal implementation that takes each buffer as its own `noalias`
-  /// argument (then the table and the i64s): the buffers are distinct
-  /// allocations, and saying so lets LLVM vectorize the inlined kernels'
-  /// loops without runtime alias checks. Not for a block that runs parallel
-  /// loops: their bodies reach the same buffers through the table, behind
-  /// the block's back. Emission continues in the implementation, whose
-  /// argument 0 is the table and 1.. the i64s.
+  /// then `extra` i64s) into an internal implementation with the same
+  /// arguments, whose argument 0 is the table and 1.. the i64s; leave()
+  /// ends it. Buffers are loaded from the table as the code first uses them
+  /// (base()).
   void enter(llvm::Function *wrapper, unsigned extra, bool noAlias) {
-    size_t n = p_.buffers.size();
     std::vector<llvm::Type *> params{b_.getPtrTy()};
     params.insert(params.end(), extra, b_.getInt64Ty());
-    params.insert(params.end(), n, b_.getPtrTy());
-    auto *impl = llvm::Function::Create(llvm::FunctionType::get(b_.getDoubleTy(), params, false),
-                                        llvm::Function::InternalLinkage, wrapper->getName() + ".body", m_);
-    for (size_t i = 0; i < n; ++i) {
-      if (noAlias)
-        impl->addParamAttr(unsigned(1 + extra + i), llvm::Attribute::NoAlias);
-      impl->getArg(unsigned(1 + extra + i))->setName(p_.buffers[i].name);
-    }
-    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", wrapper));
-    std::vector<llvm::Value *> args{wrapper->getArg(0)};
-    for (unsigned i = 0; i < extra; ++i)
-      args.push_back(wrapper->getArg(1 + i));
-    for (size_t i = 0; i < n; ++i)
-      args.push_back(b_.CreateLoad(b_.getPtrTy(), b_.CreateConstGEP1_64(b_.getPtrTy(), wrapper->getArg(0), i)));
-    b_.CreateRet(b_.CreateCall(impl, args));
-    if (runOnce_) {
-      runOnceOnly(wrapper);
-      runOnceOnly(impl);
-    }
-    fn_ = impl;
-    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", impl));
+    fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getDoubleTy(), params, false),
+                                 llvm::Function::InternalLinkage, wrapper->getName() + ".body", m_);
+    wrapper_ = wrapper;
+    extra_ = extra;
+    noAlias_ = noAlias;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
     elbo_ = b_.CreateAlloca(b_.getDoubleTy(), nullptr, "elbo");
     b_.CreateStore(llvm::ConstantFP::get(b_.getDoubleTy(), 0.0), elbo_);
-    bases_.assign(n, nullptr);
-    for (size_t i = 0; i < n; ++i)
-      bases_[i] = impl->getArg(unsigned(1 + extra + i));
+    bases_.assign(p_.buffers.size(), nullptr);
+  }
+
+  /// The address of `buffer` in the function being emitted: loaded from the
+  /// table at its entry, once.
+  llvm::Value *base(int32_t buffer) {
+    llvm::Value *&address = bases_[size_t(buffer)];
+    if (!address) {
+      llvm::BasicBlock &entry = fn_->getEntryBlock();
+      llvm::IRBuilder<> at(&entry, entry.begin());
+      address = at.CreateLoad(b_.getPtrTy(), at.CreateConstGEP1_64(b_.getPtrTy(), fn_->getArg(0), uint64_t(buffer)),
+                              p_.buffers[size_t(buffer)].name);
+    }
+    return address;
+  }
+
+  /// Ends the function enter() began. Where `noAlias`, the implementation
+  /// takes each buffer it uses as its own `noalias` argument, which the
+  /// wrapper loads from the table: the buffers are distinct allocations,
+  /// and saying so lets LLVM vectorize the inlined kernels' loops without
+  /// runtime alias checks. Not for a block that runs parallel loops (their
+  /// bodies reach the same buffers through the table, behind the block's
+  /// back), nor past kMaxBufferArguments: LLVM's interprocedural passes
+  /// take time quadratic in a function's arguments (a model of 500 scalar
+  /// variables, 2,000 buffers, every one an argument of every function,
+  /// took 3.4 s to compile, 1,000 variables 18 s). Only the buffers used:
+  /// a parallel loop's body reads a few.
+  void leave() {
+    llvm::Function *impl = fn_;
+    std::vector<size_t> used;
+    for (size_t i = 0; i < bases_.size(); ++i)
+      if (bases_[i])
+        used.push_back(i);
+    const bool arguments = noAlias_ && used.size() <= kMaxBufferArguments;
+    if (arguments) {
+      std::vector<llvm::Type *> params(impl->getFunctionType()->params().begin(),
+                                       impl->getFunctionType()->params().end());
+      params.insert(params.end(), used.size(), b_.getPtrTy());
+      auto *withArgs = llvm::Function::Create(llvm::FunctionType::get(b_.getDoubleTy(), params, false),
+                                              llvm::Function::InternalLinkage, "", m_);
+      withArgs->takeName(impl);
+      // The attributes as one list (one call per argument copies the list each time).
+      std::vector<llvm::AttributeSet> argAttrs(params.size());
+      const auto noAlias = llvm::AttributeSet::get(ctx_, {llvm::Attribute::get(ctx_, llvm::Attribute::NoAlias)});
+      for (size_t k = 0; k < used.size(); ++k)
+        argAttrs[1 + extra_ + k] = noAlias;
+      withArgs->setAttributes(llvm::AttributeList::get(ctx_, llvm::AttributeSet(), llvm::AttributeSet(), argAttrs));
+      withArgs->splice(withArgs->end(), impl);
+      for (unsigned a = 0; a < 1 + extra_; ++a)
+        impl->getArg(a)->replaceAllUsesWith(withArgs->getArg(a));
+      for (size_t k = 0; k < used.size(); ++k) {
+        auto *load = llvm::cast<llvm::LoadInst>(bases_[used[k]]);
+        llvm::Argument *arg = withArgs->getArg(unsigned(1 + extra_ + k));
+        arg->setName(p_.buffers[used[k]].name);
+        auto *slot = llvm::dyn_cast<llvm::Instruction>(load->getPointerOperand());
+        load->replaceAllUsesWith(arg);
+        load->eraseFromParent();
+        if (slot && slot->use_empty())
+          slot->eraseFromParent();
+      }
+      impl->eraseFromParent();
+      impl = withArgs;
+    }
+    llvm::IRBuilder<> w(llvm::BasicBlock::Create(ctx_, "entry", wrapper_));
+    std::vector<llvm::Value *> args;
+    for (unsigned a = 0; a < 1 + extra_; ++a)
+      args.push_back(wrapper_->getArg(a));
+    if (arguments)
+      for (size_t i : used)
+        args.push_back(w.CreateLoad(b_.getPtrTy(), w.CreateConstGEP1_64(b_.getPtrTy(), wrapper_->getArg(0), i)));
+    w.CreateRet(w.CreateCall(impl, args));
+    if (runOnce_) {
+      runOnceOnly(wrapper_);
+      runOnceOnly(impl);
+    }
   }
 
   /// A parallel loop: its body becomes `double ppc_loop_<n>(ptr buffers,
@@ -175,15 +260,22 @@ private:
     llvm::Function *outerFn = fn_;
     llvm::AllocaInst *outerElbo = elbo_;
     std::vector<llvm::Value *> outerBases = bases_;
+    llvm::Function *outerWrapper = wrapper_;
+    const unsigned outerExtra = extra_;
+    const bool outerNoAlias = noAlias_;
     std::vector<llvm::BasicBlock *> outerExits;
     outerExits.swap(exits_);
     auto ip = b_.saveIP();
     enter(body, 2, /*noAlias=*/true); // parallel loops do not nest
     emitLoopRange(s, fn_->getArg(1), fn_->getArg(2));
     b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    leave();
     fn_ = outerFn;
     elbo_ = outerElbo;
     bases_ = outerBases;
+    wrapper_ = outerWrapper;
+    extra_ = outerExtra;
+    noAlias_ = outerNoAlias;
     exits_.swap(outerExits);
     b_.restoreIP(ip);
     auto *runnerPtr = b_.CreateIntToPtr(b_.getInt64(reinterpret_cast<uint64_t>(runner_)), b_.getPtrTy());
@@ -204,7 +296,7 @@ private:
     case Expr::Kind::AddInt: return b_.CreateAdd(intExpr(e.a), intExpr(e.b), "", /*NUW=*/false, /*NSW=*/true);
     case Expr::Kind::MulInt: return b_.CreateMul(intExpr(e.a), intExpr(e.b), "", false, true);
     case Expr::Kind::LoadInt:
-      return b_.CreateLoad(b_.getInt64Ty(), b_.CreateInBoundsGEP(b_.getInt64Ty(), bases_[size_t(e.buffer)], intExpr(e.a)));
+      return b_.CreateLoad(b_.getInt64Ty(), b_.CreateInBoundsGEP(b_.getInt64Ty(), base(e.buffer), intExpr(e.a)));
     default: return b_.getInt64(0);
     }
   }
@@ -215,7 +307,7 @@ private:
     switch (e.kind) {
     case Expr::Kind::DoubleConst: return llvm::ConstantFP::get(b_.getDoubleTy(), e.number);
     case Expr::Kind::LoadDouble:
-      return b_.CreateLoad(b_.getDoubleTy(), b_.CreateInBoundsGEP(b_.getDoubleTy(), bases_[size_t(e.buffer)], intExpr(e.a)));
+      return b_.CreateLoad(b_.getDoubleTy(), b_.CreateInBoundsGEP(b_.getDoubleTy(), base(e.buffer), intExpr(e.a)));
     case Expr::Kind::IntToDouble: return b_.CreateSIToFP(intExpr(e.a), b_.getDoubleTy());
     case Expr::Kind::AddDouble: return b_.CreateFAdd(doubleExpr(e.a), doubleExpr(e.b));
     case Expr::Kind::MulDouble: return b_.CreateFMul(doubleExpr(e.a), doubleExpr(e.b));
@@ -244,11 +336,13 @@ private:
 
   llvm::Value *element(int32_t buffer, ExprId index) {
     llvm::Type *t = p_.buffers[size_t(buffer)].isInt ? b_.getInt64Ty() : b_.getDoubleTy();
-    return b_.CreateInBoundsGEP(t, bases_[size_t(buffer)], intExpr(index));
+    return b_.CreateInBoundsGEP(t, base(buffer), intExpr(index));
   }
 
-  void emit(const std::vector<Stmt> &body) {
-    for (const Stmt &s : body) {
+  void emit(const std::vector<Stmt> &body) { emit(body.data(), body.data() + body.size()); }
+  void emit(const Stmt *begin, const Stmt *end) {
+    for (const Stmt *it = begin; it != end; ++it) {
+      const Stmt &s = *it;
       switch (s.kind) {
       case Stmt::Kind::Loop: emitLoop(s); break;
       case Stmt::Kind::Zero:
@@ -360,7 +454,13 @@ private:
   llvm::LLVMContext &ctx_;
   llvm::Module &m_;
   llvm::IRBuilder<> b_;
-  llvm::Function *fn_ = nullptr;
+  /// The most buffers a function takes as arguments (leave()).
+  static constexpr size_t kMaxBufferArguments = 256;
+  /// The most top-level statements of a block in one function (emitBlock).
+  static constexpr size_t kStatementsPerFunction = 256;
+  llvm::Function *fn_ = nullptr, *wrapper_ = nullptr; ///< the implementation being emitted, and its wrapper
+  unsigned extra_ = 0;                                ///< its i64 arguments
+  bool noAlias_ = false;                              ///< its buffers may be noalias arguments
   llvm::AllocaInst *elbo_ = nullptr;
   std::vector<llvm::Value *> bases_, vars_;
   std::vector<llvm::BasicBlock *> exits_; ///< exit blocks of the enclosing loops
