@@ -14,6 +14,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
+#include "passes/CyclicOrder.h"
 #include "passes/DependencyAnalysis.h"
 
 #include <map>
@@ -55,17 +56,6 @@ public:
       for (unsigned e : g.sources[node[i]])
         readers[g.edges[e].from].insert(i);
     }
-    // The distance from i to the first position of `at` after it, cyclically
-    // (i itself only a full cycle on), or L when there is none.
-    auto next = [&](const std::set<size_t> &at, size_t i) -> size_t {
-      auto it = at.upper_bound(i);
-      if (it == at.end())
-        it = at.begin();
-      if (it == at.end() || *it == i)
-        return L;
-      return (*it + L - i) % L;
-    };
-
     // Sweeps until one removes nothing; within a sweep, each removal is seen
     // by the updates after it.
     std::vector<bool> live(L, true);
@@ -77,7 +67,7 @@ public:
         const unsigned v = node[i];
         // A reader at the next update's own position (a node that reads
         // itself) counts as a read.
-        const size_t read = next(readers[v], i), again = next(updates[v], i);
+        const size_t read = cyclicDistanceAfter(readers[v], i, L), again = cyclicDistanceAfter(updates[v], i, L);
         const bool used = read != L && read <= again;
         // An update nobody reads before the next one; keep the only update of a posterior.
         if (used || (again == L && g.isMarginal(v)))

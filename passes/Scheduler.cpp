@@ -32,6 +32,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
+#include "passes/CyclicOrder.h"
 #include "passes/Passes.h"
 #include "runtime/Catalogue.h"
 
@@ -255,22 +256,11 @@ void Scheduler::dropRepeatedUpdates() {
     for (unsigned e : g_.targets[iter_[p]])
       sourceUpdates[g_.edges[e].to].insert(p);
   }
-  // How far back from p, cyclically, the last position in `at` is (p itself
-  // does not count), or len when there is none.
-  auto back = [&](const std::set<size_t> &at, size_t p) -> size_t {
-    auto it = at.lower_bound(p);
-    if (it == at.begin())
-      it = at.end();
-    if (it == at.begin())
-      return len;
-    --it;
-    return *it == p ? len : (p + len - *it) % len;
-  };
   // The previous update of v, with no update of its sources since: a repeat
   // (an update of v that is its own source still counts as the previous one).
   auto repeats = [&](size_t p) {
-    const size_t previous = back(updates[iter_[p]], p);
-    return previous < len && previous <= back(sourceUpdates[iter_[p]], p);
+    const size_t previous = cyclicDistanceBefore(updates[iter_[p]], p, len);
+    return previous < len && previous <= cyclicDistanceBefore(sourceUpdates[iter_[p]], p, len);
   };
   std::set<size_t> repeated;
   for (size_t p = 0; p < len; ++p)

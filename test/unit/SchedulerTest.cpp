@@ -2,6 +2,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "ir/Parser.h"
+#include "passes/CyclicOrder.h"
 #include "passes/DependencyAnalysis.h"
 #include "passes/Scheduler.h"
 
@@ -97,4 +98,27 @@ TEST(Scheduler, GreedyIterationLeavesEveryNodeValidAndReadsNothingInvalid) {
   for (unsigned st = 0; st < f.graph.stmts.size(); ++st)
     EXPECT_NE(std::find(s.iterationOrder().begin(), s.iterationOrder().end(), st), s.iterationOrder().end())
         << f.graph.name(st);
+}
+
+// The cyclic lookups of dce and the repeat removal against a walk around the
+// cycle, for every subset of positions of small cycles and every start.
+TEST(CyclicOrder, LookupsMatchAWalkAroundTheCycle) {
+  for (size_t length = 1; length <= 6; ++length)
+    for (unsigned mask = 0; mask < (1u << length); ++mask) {
+      std::set<size_t> at;
+      for (size_t p = 0; p < length; ++p)
+        if (mask & (1u << p))
+          at.insert(p);
+      for (size_t i = 0; i < length; ++i) {
+        size_t after = length, before = length;
+        for (size_t d = 1; d < length && after == length; ++d)
+          if (at.count((i + d) % length))
+            after = d;
+        for (size_t d = 1; d < length && before == length; ++d)
+          if (at.count((i + length - d) % length))
+            before = d;
+        EXPECT_EQ(passes::cyclicDistanceAfter(at, i, length), after) << "mask " << mask << " at " << i;
+        EXPECT_EQ(passes::cyclicDistanceBefore(at, i, length), before) << "mask " << mask << " at " << i;
+      }
+    }
 }
