@@ -312,13 +312,11 @@ bool isKnownInput(const Value *v);
 /// parameter's domain when the data are bound).
 bool knownInputFits(const ParamSpec &p, const Type &t);
 
-/// Whether latent `v` starts from a random posterior to break the symmetry of
-/// a product of two random variables (a * b, a.dot(b) with both latent:
-/// from zero means every message through the product is zero). The left
-/// operand of each such product is drawn.
-bool breaksProductSymmetry(const Value *v);
-/// Every variable of the model `body` for which breaksProductSymmetry
-/// holds, in one walk (for passes that ask of every variable).
+/// The latent variables of the model `body` that start from a random
+/// posterior to break the symmetry of a product of two random variables
+/// (a * b, a.dot(b) with both latent: from zero means every message through
+/// the product is zero): the left operand of each such product. One walk,
+/// for the passes that ask of every variable.
 std::unordered_set<const Value *> productSymmetryBreakers(const Region &body);
 
 /// The family of the factor that defines random variable `v` (through the

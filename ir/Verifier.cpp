@@ -679,16 +679,6 @@ std::unordered_set<const Value *> productSymmetryBreakers(const Region &body) {
   return breakers;
 }
 
-bool breaksProductSymmetry(const Value *v) {
-  if (!drawableFactor(v))
-    return false;
-  // The uses of v: walk up to the module from its definition.
-  const Op *top = v->def;
-  while (top->parentOp())
-    top = top->parentOp();
-  return productSymmetryBreakers(*top->parentRegion).count(v) != 0;
-}
-
 std::optional<Family> familyOf(const Value *v) {
   for (int guard = 0; v && v->def && guard < 1000; ++guard) {
     const Op *d = v->def;
