@@ -150,7 +150,7 @@ private:
       parallel = parallel || (s->kind == Stmt::Kind::Loop && s->parallel && runner_);
     enter(fn, 0, !parallel);
     emit(begin, end);
-    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), cur_.elbo));
     leave();
   }
 
@@ -162,25 +162,25 @@ private:
   void enter(llvm::Function *wrapper, unsigned extra, bool noAlias) {
     std::vector<llvm::Type *> params{b_.getPtrTy()};
     params.insert(params.end(), extra, b_.getInt64Ty());
-    fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getDoubleTy(), params, false),
+    cur_.fn = llvm::Function::Create(llvm::FunctionType::get(b_.getDoubleTy(), params, false),
                                  llvm::Function::InternalLinkage, wrapper->getName() + ".body", m_);
-    wrapper_ = wrapper;
-    extra_ = extra;
-    noAlias_ = noAlias;
-    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn_));
-    elbo_ = b_.CreateAlloca(b_.getDoubleTy(), nullptr, "elbo");
-    b_.CreateStore(llvm::ConstantFP::get(b_.getDoubleTy(), 0.0), elbo_);
-    bases_.assign(p_.buffers.size(), nullptr);
+    cur_.wrapper = wrapper;
+    cur_.extra = extra;
+    cur_.noAlias = noAlias;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", cur_.fn));
+    cur_.elbo = b_.CreateAlloca(b_.getDoubleTy(), nullptr, "elbo");
+    b_.CreateStore(llvm::ConstantFP::get(b_.getDoubleTy(), 0.0), cur_.elbo);
+    cur_.bases.assign(p_.buffers.size(), nullptr);
   }
 
   /// The address of `buffer` in the function being emitted: loaded from the
   /// table at its entry, once.
   llvm::Value *base(int32_t buffer) {
-    llvm::Value *&address = bases_[size_t(buffer)];
+    llvm::Value *&address = cur_.bases[size_t(buffer)];
     if (!address) {
-      llvm::BasicBlock &entry = fn_->getEntryBlock();
+      llvm::BasicBlock &entry = cur_.fn->getEntryBlock();
       llvm::IRBuilder<> at(&entry, entry.begin());
-      address = at.CreateLoad(b_.getPtrTy(), at.CreateConstGEP1_64(b_.getPtrTy(), fn_->getArg(0), uint64_t(buffer)),
+      address = at.CreateLoad(b_.getPtrTy(), at.CreateConstGEP1_64(b_.getPtrTy(), cur_.fn->getArg(0), uint64_t(buffer)),
                               p_.buffers[size_t(buffer)].name);
     }
     return address;
@@ -198,12 +198,12 @@ private:
   /// took 3.4 s to compile, 1,000 variables 18 s). Only the buffers used:
   /// a parallel loop's body reads a few.
   void leave() {
-    llvm::Function *impl = fn_;
+    llvm::Function *impl = cur_.fn;
     std::vector<size_t> used;
-    for (size_t i = 0; i < bases_.size(); ++i)
-      if (bases_[i])
+    for (size_t i = 0; i < cur_.bases.size(); ++i)
+      if (cur_.bases[i])
         used.push_back(i);
-    const bool arguments = noAlias_ && used.size() <= kMaxBufferArguments;
+    const bool arguments = cur_.noAlias && used.size() <= kMaxBufferArguments;
     if (arguments) {
       std::vector<llvm::Type *> params(impl->getFunctionType()->params().begin(),
                                        impl->getFunctionType()->params().end());
@@ -215,14 +215,14 @@ private:
       std::vector<llvm::AttributeSet> argAttrs(params.size());
       const auto noAlias = llvm::AttributeSet::get(ctx_, {llvm::Attribute::get(ctx_, llvm::Attribute::NoAlias)});
       for (size_t k = 0; k < used.size(); ++k)
-        argAttrs[1 + extra_ + k] = noAlias;
+        argAttrs[1 + cur_.extra + k] = noAlias;
       withArgs->setAttributes(llvm::AttributeList::get(ctx_, llvm::AttributeSet(), llvm::AttributeSet(), argAttrs));
       withArgs->splice(withArgs->end(), impl);
-      for (unsigned a = 0; a < 1 + extra_; ++a)
+      for (unsigned a = 0; a < 1 + cur_.extra; ++a)
         impl->getArg(a)->replaceAllUsesWith(withArgs->getArg(a));
       for (size_t k = 0; k < used.size(); ++k) {
-        auto *load = llvm::cast<llvm::LoadInst>(bases_[used[k]]);
-        llvm::Argument *arg = withArgs->getArg(unsigned(1 + extra_ + k));
+        auto *load = llvm::cast<llvm::LoadInst>(cur_.bases[used[k]]);
+        llvm::Argument *arg = withArgs->getArg(unsigned(1 + cur_.extra + k));
         arg->setName(p_.buffers[used[k]].name);
         auto *slot = llvm::dyn_cast<llvm::Instruction>(load->getPointerOperand());
         load->replaceAllUsesWith(arg);
@@ -233,16 +233,16 @@ private:
       impl->eraseFromParent();
       impl = withArgs;
     }
-    llvm::IRBuilder<> w(llvm::BasicBlock::Create(ctx_, "entry", wrapper_));
+    llvm::IRBuilder<> w(llvm::BasicBlock::Create(ctx_, "entry", cur_.wrapper));
     std::vector<llvm::Value *> args;
-    for (unsigned a = 0; a < 1 + extra_; ++a)
-      args.push_back(wrapper_->getArg(a));
+    for (unsigned a = 0; a < 1 + cur_.extra; ++a)
+      args.push_back(cur_.wrapper->getArg(a));
     if (arguments)
       for (size_t i : used)
-        args.push_back(w.CreateLoad(b_.getPtrTy(), w.CreateConstGEP1_64(b_.getPtrTy(), wrapper_->getArg(0), i)));
+        args.push_back(w.CreateLoad(b_.getPtrTy(), w.CreateConstGEP1_64(b_.getPtrTy(), cur_.wrapper->getArg(0), i)));
     w.CreateRet(w.CreateCall(impl, args));
     if (runOnce_) {
-      runOnceOnly(wrapper_);
+      runOnceOnly(cur_.wrapper);
       runOnceOnly(impl);
     }
   }
@@ -257,26 +257,14 @@ private:
     auto *type = llvm::FunctionType::get(b_.getDoubleTy(), {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()}, false);
     auto *body = llvm::Function::Create(type, llvm::Function::InternalLinkage, "ppc_loop_" + std::to_string(id), m_);
     // Emit the outlined function, then come back.
-    llvm::Function *outerFn = fn_;
-    llvm::AllocaInst *outerElbo = elbo_;
-    std::vector<llvm::Value *> outerBases = bases_;
-    llvm::Function *outerWrapper = wrapper_;
-    const unsigned outerExtra = extra_;
-    const bool outerNoAlias = noAlias_;
-    std::vector<llvm::BasicBlock *> outerExits;
-    outerExits.swap(exits_);
+    FunctionState outer = std::move(cur_);
+    cur_ = FunctionState();
     auto ip = b_.saveIP();
     enter(body, 2, /*noAlias=*/true); // parallel loops do not nest
-    emitLoopRange(s, fn_->getArg(1), fn_->getArg(2));
-    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), elbo_));
+    emitLoopRange(s, cur_.fn->getArg(1), cur_.fn->getArg(2));
+    b_.CreateRet(b_.CreateLoad(b_.getDoubleTy(), cur_.elbo));
     leave();
-    fn_ = outerFn;
-    elbo_ = outerElbo;
-    bases_ = outerBases;
-    wrapper_ = outerWrapper;
-    extra_ = outerExtra;
-    noAlias_ = outerNoAlias;
-    exits_.swap(outerExits);
+    cur_ = std::move(outer);
     b_.restoreIP(ip);
     auto *runnerPtr = b_.CreateIntToPtr(b_.getInt64(reinterpret_cast<uint64_t>(runner_)), b_.getPtrTy());
     auto callee = m_.getOrInsertFunction(
@@ -284,8 +272,8 @@ private:
                                                      {b_.getPtrTy(), b_.getInt64Ty(), b_.getPtrTy(),
                                                       b_.getInt64Ty(), b_.getPtrTy()},
                                                      false));
-    llvm::Value *r = b_.CreateCall(callee, {runnerPtr, b_.getInt64(uint64_t(id)), fn_->getArg(0), bound, body});
-    b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(b_.getDoubleTy(), elbo_), r), elbo_);
+    llvm::Value *r = b_.CreateCall(callee, {runnerPtr, b_.getInt64(uint64_t(id)), cur_.fn->getArg(0), bound, body});
+    b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(b_.getDoubleTy(), cur_.elbo), r), cur_.elbo);
   }
 
   llvm::Value *intExpr(ExprId id) {
@@ -359,8 +347,8 @@ private:
       case Stmt::Kind::Call: emitCall(s); break;
       case Stmt::Kind::ExitBelow: {
         llvm::Value *v = b_.CreateLoad(b_.getDoubleTy(), element(s.buffer, s.index));
-        auto *cont = llvm::BasicBlock::Create(ctx_, "continue", fn_);
-        b_.CreateCondBr(b_.CreateFCmpOLT(v, llvm::ConstantFP::get(b_.getDoubleTy(), s.threshold)), exits_.back(), cont);
+        auto *cont = llvm::BasicBlock::Create(ctx_, "continue", cur_.fn);
+        b_.CreateCondBr(b_.CreateFCmpOLT(v, llvm::ConstantFP::get(b_.getDoubleTy(), s.threshold)), cur_.exits.back(), cont);
         b_.SetInsertPoint(cont);
         break;
       }
@@ -378,9 +366,9 @@ private:
 
   void emitLoopRange(const Stmt &s, llvm::Value *start, llvm::Value *bound) {
     llvm::BasicBlock *pre = b_.GetInsertBlock();
-    auto *header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
-    auto *bodyBlock = llvm::BasicBlock::Create(ctx_, "body", fn_);
-    auto *exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+    auto *header = llvm::BasicBlock::Create(ctx_, "loop", cur_.fn);
+    auto *bodyBlock = llvm::BasicBlock::Create(ctx_, "body", cur_.fn);
+    auto *exit = llvm::BasicBlock::Create(ctx_, "exit", cur_.fn);
     b_.CreateBr(header);
     b_.SetInsertPoint(header);
     llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2, "i" + std::to_string(s.var));
@@ -395,9 +383,9 @@ private:
       vars_[size_t(s.batchVar)] =
           b_.CreateSelect(b_.CreateICmpSLT(left, b_.getInt64(uint64_t(s.batch))), left, b_.getInt64(uint64_t(s.batch)));
     }
-    exits_.push_back(exit);
+    cur_.exits.push_back(exit);
     emit(s.body);
-    exits_.pop_back();
+    cur_.exits.pop_back();
     vars_[size_t(s.var)] = saved;
     llvm::Value *next = b_.CreateAdd(i, b_.getInt64(uint64_t(s.batch ? s.batch : 1)), "", true, true);
     i->addIncoming(next, b_.GetInsertBlock());
@@ -427,7 +415,7 @@ private:
       case Arg::Kind::Null: args.push_back(llvm::ConstantPointerNull::get(b_.getPtrTy())); break;
       case Arg::Kind::Pointer: args.push_back(element(a.buffer, a.expr)); break;
       case Arg::Kind::TempPointer: {
-        llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        llvm::IRBuilder<> entry(&cur_.fn->getEntryBlock(), cur_.fn->getEntryBlock().begin());
         llvm::AllocaInst *tmp = entry.CreateAlloca(b_.getDoubleTy());
         b_.CreateStore(doubleExpr(a.expr), tmp);
         args.push_back(tmp);
@@ -445,7 +433,7 @@ private:
       r = b_.CreateSIToFP(r, b_.getDoubleTy());
     if (s.scale != kNoExpr)
       r = b_.CreateFMul(doubleExpr(s.scale), r);
-    llvm::Value *slot = s.result == Stmt::Result::Elbo ? static_cast<llvm::Value *>(elbo_) : element(s.buffer, s.index);
+    llvm::Value *slot = s.result == Stmt::Result::Elbo ? static_cast<llvm::Value *>(cur_.elbo) : element(s.buffer, s.index);
     llvm::Value *old = b_.CreateLoad(b_.getDoubleTy(), slot);
     b_.CreateStore(s.result == Stmt::Result::SlotProduct ? b_.CreateFMul(old, r) : b_.CreateFAdd(old, r), slot);
   }
@@ -458,12 +446,17 @@ private:
   static constexpr size_t kMaxBufferArguments = 256;
   /// The most top-level statements of a block in one function (emitBlock).
   static constexpr size_t kStatementsPerFunction = 256;
-  llvm::Function *fn_ = nullptr, *wrapper_ = nullptr; ///< the implementation being emitted, and its wrapper
-  unsigned extra_ = 0;                                ///< its i64 arguments
-  bool noAlias_ = false;                              ///< its buffers may be noalias arguments
-  llvm::AllocaInst *elbo_ = nullptr;
-  std::vector<llvm::Value *> bases_, vars_;
-  std::vector<llvm::BasicBlock *> exits_; ///< exit blocks of the enclosing loops
+  /// The function being emitted (enter() to leave()). A parallel loop's
+  /// body is emitted as a function of its own, its block's set aside.
+  struct FunctionState {
+    llvm::Function *fn = nullptr, *wrapper = nullptr; ///< the implementation, and its wrapper
+    unsigned extra = 0;                               ///< its i64 arguments
+    bool noAlias = false;                             ///< its buffers may be noalias arguments
+    llvm::AllocaInst *elbo = nullptr;                 ///< the ELBO terms it adds up
+    std::vector<llvm::Value *> bases;                 ///< each buffer's address, once used (base())
+    std::vector<llvm::BasicBlock *> exits;            ///< exit blocks of the enclosing loops
+  } cur_;
+  std::vector<llvm::Value *> vars_;
   ParallelRunner *runner_ = nullptr;
   bool runOnce_ = false; ///< emitting the init or final block
 };
