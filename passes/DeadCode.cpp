@@ -16,6 +16,7 @@
 #include "ir/IR.h"
 #include "passes/CyclicOrder.h"
 #include "passes/DependencyAnalysis.h"
+#include "passes/Scheduler.h"
 
 #include <map>
 #include <set>
@@ -31,6 +32,11 @@ public:
   bool run(ir::Module &m, PassContext &ctx) override {
     if (!m.iterationSchedule) {
       ctx.diags.error("dead-code elimination needs a schedule (run the 'schedule' pass first)");
+      return false;
+    }
+    if (!isFlatSchedule(*m.iterationSchedule)) {
+      ctx.diags.error("dead-code elimination runs on the schedule pass's flat schedule: run 'dce' before "
+                      "'local-schedule' and 'fuse'");
       return false;
     }
     DependencyGraph *graph = ctx.analyses.get<DependencyAnalysis>(m, ctx.diags);

@@ -28,6 +28,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "passes/DependencyAnalysis.h"
+#include "passes/Scheduler.h"
 
 #include <algorithm>
 #include <functional>
@@ -244,6 +245,10 @@ public:
       requested = false;
     if (!m.iterationSchedule) {
       ctx.diags.error("local-schedule needs a schedule (run 'schedule' first)");
+      return false;
+    }
+    if (!isFlatSchedule(*m.iterationSchedule)) {
+      ctx.diags.error("local-schedule runs on the schedule pass's flat schedule: run it once, before 'fuse'");
       return false;
     }
     GlobalLocalInfo *info = ctx.analyses.get<GlobalLocalAnalysis>(m, ctx.diags);

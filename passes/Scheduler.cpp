@@ -560,6 +560,13 @@ std::vector<bool> initializedStatements(const DependencyGraph &g, const PassCont
   return init;
 }
 
+bool isFlatSchedule(const ir::Region &schedule) {
+  for (const auto &op : schedule.ops)
+    if (op->kind != ir::OpKind::Update || op->streamed)
+      return false;
+  return true;
+}
+
 std::unique_ptr<Scheduler> makeScheduler(const DependencyGraph &g, const PassContext &ctx) {
   std::vector<bool> automatic;
   std::set<unsigned> warm;

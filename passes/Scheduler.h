@@ -15,7 +15,10 @@
 
 namespace ppc {
 class DiagnosticEngine;
-namespace ir { class Module; }
+namespace ir {
+class Module;
+class Region;
+} // namespace ir
 
 namespace passes {
 
@@ -31,6 +34,11 @@ struct PassContext;
 /// automatic).
 std::vector<bool> initializedStatements(const DependencyGraph &g, const PassContext &ctx,
                                         std::vector<bool> *automatic = nullptr, std::set<unsigned> *warm = nullptr);
+
+/// Whether `schedule` is the schedule pass's flat list of updates, which dce
+/// and local-schedule rewrite: not yet nested (`local`) or grouped and
+/// marked streamed (`fuse`).
+bool isFlatSchedule(const ir::Region &schedule);
 
 class Scheduler;
 /// The scheduler for a pass context's initializations (the user's, the
