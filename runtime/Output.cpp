@@ -11,7 +11,10 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,27 +148,56 @@ fs::path outputTarget(const std::string &dir) {
   return target;
 }
 
-/// A directory ppc's --out wrote: summary.json and CSVs, nothing else.
+/// The CSV files a summary.json that ppc wrote lists under "posteriors";
+/// nullopt if `path` is not such a file.
+std::optional<std::set<std::string>> listedOutputs(const fs::path &path) {
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("posteriors") || !j["posteriors"].is_object() || !j.contains("options"))
+    return std::nullopt;
+  std::set<std::string> files;
+  for (const auto &[variable, entry] : j["posteriors"].items())
+    if (entry.is_object() && entry.contains("file") && entry["file"].is_string())
+      files.insert(entry["file"].get<std::string>());
+  return files;
+}
+
+/// A directory ppc's --out wrote: its summary.json and the CSVs that lists,
+/// nothing else (a CSV put there since, the next run's input perhaps, would
+/// be lost with the directory).
 bool isPreviousOutput(const fs::path &dir, std::string &foreign) {
   std::error_code ec;
-  bool summary = false;
+  const fs::path summary = dir / "summary.json";
+  std::optional<std::set<std::string>> listed;
+  if (fs::is_regular_file(summary, ec))
+    listed = listedOutputs(summary);
   for (const fs::directory_entry &e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    const bool csv = name.size() > 4 && name.compare(name.size() - 4, 4, ".csv") == 0;
-    if (name == "summary.json" && e.is_regular_file(ec))
-      summary = true;
-    else if (!(csv && e.is_regular_file(ec))) {
-      foreign = name;
-      return false;
-    }
-  }
-  if (ec) {
-    foreign = "(unreadable: " + ec.message() + ")";
+    if (name == "summary.json" && listed)
+      continue;
+    if (listed && listed->count(name) && e.is_regular_file(ec))
+      continue;
+    foreign = name == "summary.json" ? "a summary.json that ppc did not write" : "'" + name + "', which ppc did not write";
     return false;
   }
-  return summary || fs::is_empty(dir, ec);
+  if (ec) {
+    foreign = "files it cannot list (" + ec.message() + ")";
+    return false;
+  }
+  return true;
 }
 } // namespace
+
+std::string creationProblem(const std::string &path) {
+  const fs::path target = fs::absolute(fs::path(path)).lexically_normal();
+  std::string pattern = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data()))
+    return std::strerror(errno);
+  ::rmdir(buf.data());
+  return {};
+}
 
 std::string checkOutputDirectory(const std::string &dir) {
   const fs::path target = outputTarget(dir);
@@ -175,6 +207,9 @@ std::string checkOutputDirectory(const std::string &dir) {
     return "cannot write '" + dir + "': the directory '" + parent.string() + "' does not exist";
   if (fs::is_symlink(target, ec)) // canonical() could not follow it
     return "cannot write '" + dir + "': it is a symbolic link to nothing";
+  // The outputs are made beside the target and renamed onto it.
+  if (std::string problem = creationProblem(target.string()); !problem.empty())
+    return "cannot write '" + dir + "': " + problem;
   if (!fs::exists(target, ec))
     return {};
   if (!fs::is_directory(target, ec))
@@ -184,9 +219,8 @@ std::string checkOutputDirectory(const std::string &dir) {
     return "cannot write '" + dir + "': --out replaces the whole directory, and this one holds the current directory";
   std::string foreign;
   if (!isPreviousOutput(target, foreign))
-    return "cannot write '" + dir + "': it holds " +
-           (foreign.empty() ? std::string("CSV files but no summary.json") : "'" + foreign + "'") +
-           ", which ppc did not write; --out replaces the whole directory, so give a new or empty directory, or "
+    return "cannot write '" + dir + "': it holds " + foreign +
+           "; --out replaces the whole directory, so give a new or empty directory, or "
            "the --out of an earlier run";
   return {};
 }

@@ -93,6 +93,13 @@ struct RunSummary {
   std::optional<Stochastic> stochastic;
 };
 
+/// Empty when this process can make a file or directory beside `path` (in
+/// its parent, which exists): a directory named like writeOutputs' temporary
+/// one is made there and removed at once, so that permissions, a read-only
+/// file system or a name too long are found before a run, not after it;
+/// else the system's reason.
+std::string creationProblem(const std::string &path);
+
 /// Empty when `--out dir` can be written: its parent exists and `dir` is new,
 /// empty, or the output of an earlier run (summary.json and CSVs only, which
 /// the new outputs replace); else why not. Checked before a run starts, so

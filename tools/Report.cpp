@@ -28,6 +28,10 @@ using svg::number;
 /// Rows shown of a posterior with many (a document's topic mix): the rest
 /// are in its CSV.
 constexpr size_t kLocalRows = 12, kGlobalRows = 100, kTopEntries = 10;
+/// How every report begins (the model's name follows): how --report knows
+/// an earlier report it may replace.
+constexpr std::string_view kReportHead =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ppc report: ";
 
 /// A row's standard parameters and summaries by column name.
 std::map<std::string, double> rowValues(const rt::PosteriorTable &t, size_t r, size_t width) {
@@ -631,8 +635,7 @@ std::string renderReport(const ReportInput &in) {
   DiagnosticEngine quiet("", in.modelSource, llvm::nulls());
   std::unique_ptr<ir::Module> model = compileModel(in.modelSource, quiet);
   const std::string name = model ? model->name : fs::path(in.modelPath).stem().string();
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ppc report: " +
-                  escape(name) + "</title><style>" + kStyle + "</style></head><body>\n";
+  std::string h = std::string(kReportHead) + escape(name) + "</title><style>" + kStyle + "</style></head><body>\n";
   h += "<h1>ppc report: " + escape(name) + "</h1>\n<section id=\"run\"><h2>Run</h2><pre class=\"command\">" +
        escape(in.command) + "</pre><table>";
   auto row = [&](const std::string &k, const std::string &v) {
@@ -708,6 +711,17 @@ std::string checkReportPath(const std::string &path) {
     return "--report: cannot write '" + path + "': the directory '" + p.parent_path().string() + "' does not exist";
   if (fs::is_directory(p, ec))
     return "--report: '" + path + "' is a directory; give a file, e.g. report.html";
+  // An existing file is replaced only if it is an earlier report (--report
+  // data.csv or model.ppl would lose the input).
+  if (fs::exists(p, ec)) {
+    std::ifstream in(p, std::ios::binary);
+    std::string head(kReportHead.size(), '\0');
+    in.read(head.data(), std::streamsize(head.size()));
+    if (head != kReportHead)
+      return "--report: '" + path + "' exists and is not a report ppc wrote; give a new file, e.g. report.html";
+  }
+  if (std::string problem = rt::creationProblem(p.string()); !problem.empty())
+    return "--report: cannot write '" + path + "': " + problem;
   return {};
 }
 

@@ -767,6 +767,23 @@ static int ppcMain(int argc, char **argv) {
       if (!path->empty() && rt::pathWithin(*path, run.out))
         return usageError(std::string(flag) + " " + *path + " is inside --out " + run.out +
                           ", which the run's output replaces as a whole; give it another place");
+  // Nor anything it reads: the new outputs would replace the inputs (an
+  // earlier run's posterior given back, the next rows put beside it).
+  if (!run.out.empty()) {
+    std::vector<std::pair<std::string, std::string>> inputs{{"the model", modelPath}};
+    for (const std::string &f : binding.files)
+      inputs.emplace_back("--infer", f);
+    for (const std::string &f : heldoutFiles)
+      inputs.emplace_back("--heldout", f);
+    for (const PosteriorSource &source : run.sources)
+      inputs.emplace_back(source.given ? "--given" : "--init", source.file);
+    if (!run.vocab.empty())
+      inputs.emplace_back("--vocab", run.vocab);
+    for (const auto &[what, path] : inputs)
+      if (rt::pathWithin(path, run.out))
+        return usageError(what + " " + path + " is inside --out " + run.out +
+                          ", which the run's output replaces as a whole; give --out another directory");
+  }
   if (!run.out.empty())
     if (std::string problem = rt::checkOutputDirectory(run.out); !problem.empty()) {
       if (isRoot())

@@ -95,10 +95,12 @@ TEST(Output, WritesPosteriorsAndSummaryExactly) {
 TEST(Output, ReplacesAnExistingDirectoryInOneStep) {
   TempDir t;
   fs::path out = t.path / "run";
-  fs::create_directories(out);
-  std::ofstream(out / "stale.csv") << "old\n"; // an earlier run's --out: CSVs and summary.json
-  std::ofstream(out / "summary.json") << "{}\n";
+  // An earlier run's --out, with a posterior this run has not.
+  auto earlier = sample();
+  earlier.push_back(rt::PosteriorTable{"stale", Family::Gaussian, 1, {0.5, 1.0}, {}, {}, {}});
   std::string error;
+  ASSERT_TRUE(rt::writeOutputs(out.string(), summary(), earlier, error)) << error;
+  ASSERT_TRUE(fs::exists(out / "stale.csv"));
   ASSERT_TRUE(rt::writeOutputs(out.string(), summary(), sample(), error)) << error;
   EXPECT_FALSE(fs::exists(out / "stale.csv"));
   EXPECT_TRUE(fs::exists(out / "theta.csv"));
@@ -111,26 +113,39 @@ TEST(Output, ReplacesAnExistingDirectoryInOneStep) {
 }
 
 // --out replaces the whole directory, so one that holds anything but an
-// earlier run's outputs is refused and left as it was: a user's CSVs without
-// summary.json, another file, a subdirectory.
+// earlier run's outputs is refused and left as it was: a user's CSV, a
+// summary.json ppc did not write, and, beside an earlier
+// run's outputs, a CSV that run did not write (the next run's input, say),
+// another file, a subdirectory.
 TEST(Output, RefusesToReplaceADirectoryItDidNotWrite) {
   TempDir t;
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"data.csv", "CSV files but no summary.json"}, {"notes.txt", "'notes.txt'"}, {"sub/", "'sub'"}};
-  for (const auto &[name, said] : cases) {
-    fs::path out = t.path / ("run-" + std::to_string(name.size()));
-    fs::create_directories(out);
-    if (name.back() == '/')
-      fs::create_directories(out / name);
-    else
-      std::ofstream(out / name) << "mine\n";
-    if (name != "data.csv")
-      std::ofstream(out / "summary.json") << "{}\n";
+  struct Case {
+    std::string name;   // what the user put there
+    bool earlierRun;    // beside an earlier run's outputs
+    std::string said;   // what the error says it holds
+  };
+  const std::vector<Case> cases = {
+      {"data.csv", false, "'data.csv', which ppc did not write"},
+      {"summary.json", false, "a summary.json that ppc did not write"},
+      {"data.csv", true, "'data.csv', which ppc did not write"},
+      {"notes.txt", true, "'notes.txt', which ppc did not write"},
+      {"sub/", true, "'sub', which ppc did not write"}};
+  int n = 0;
+  for (const Case &c : cases) {
+    fs::path out = t.path / ("run-" + std::to_string(n++));
     std::string error;
-    EXPECT_FALSE(rt::writeOutputs(out.string(), summary(), sample(), error)) << name;
-    EXPECT_NE(error.find("it holds " + said + ", which ppc did not write"), std::string::npos) << error;
-    EXPECT_TRUE(fs::exists(out / name)) << name;
-    EXPECT_FALSE(fs::exists(out / "theta.csv")) << name;
+    if (c.earlierRun) {
+      ASSERT_TRUE(rt::writeOutputs(out.string(), summary(), sample(), error)) << error;
+    }
+    fs::create_directories(out);
+    if (c.name.back() == '/')
+      fs::create_directories(out / c.name);
+    else
+      std::ofstream(out / c.name) << "{\"mine\": 1}\n";
+    EXPECT_FALSE(rt::writeOutputs(out.string(), summary(), sample(), error)) << c.name;
+    EXPECT_NE(error.find("it holds " + c.said + "; --out replaces the whole directory"), std::string::npos) << error;
+    EXPECT_TRUE(fs::exists(out / c.name)) << c.name;
+    EXPECT_EQ(fs::exists(out / "theta.csv"), c.earlierRun) << c.name;
   }
 }
 
