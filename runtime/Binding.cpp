@@ -17,6 +17,9 @@
 namespace ppc::rt {
 namespace {
 
+/// "an --infer file", "a --heldout file": where data is missing from.
+std::string aFileOf(const std::string &flag) { return (flag == "--infer" ? "an " : "a ") + flag + " file"; }
+
 using ir::Op;
 using ir::OpKind;
 using ir::TypeKind;
@@ -126,7 +129,7 @@ public:
         plan.elements += b.elements;
       return plan;
     }
-    errors_.push_back("no --infer file has the data of plate %" + part.plate->name +
+    errors_.push_back("no " + opts_.filesFlag + " file has the data of plate %" + part.plate->name +
                       ", the outermost data plate a stochastic run streams in batches");
     return std::nullopt;
   }
@@ -168,7 +171,7 @@ private:
       for (const CsvTable &t : tables)
         found = found || t.column(*opts_.weight);
       if (!found)
-        errors_.push_back("--weight " + *opts_.weight + ": no --infer file has a column '" + *opts_.weight + "'");
+        errors_.push_back("--weight " + *opts_.weight + ": no " + opts_.filesFlag + " file has a column '" + *opts_.weight + "'");
     }
     for (const auto &[name, column] : opts_.map) {
       bool known = observedNames_.count(name) != 0;
@@ -194,7 +197,7 @@ private:
         int64_t D = vectorDimension(v);
         errors_.push_back("no data for " + kindOf(v) + " '" + v->name + "', a vector of dimension " +
                           std::to_string(D) + ": give columns " + v->name + "0.." + v->name + std::to_string(D - 1) +
-                          " in an --infer file, or --map " + v->name + "=COLUMN,COLUMN,... or --map " + v->name +
+                          " in " + aFileOf(opts_.filesFlag) + ", or --map " + v->name + "=COLUMN,COLUMN,... or --map " + v->name +
                           "=PREFIX* (PREFIX0..PREFIX" + std::to_string(D - 1) + ")");
         continue;
       }
@@ -422,10 +425,10 @@ private:
       }
     }
     if (it != opts_.map.end())
-      return "--map " + v->name + "=" + it->second + ": no --infer file has " +
+      return "--map " + v->name + "=" + it->second + ": no " + opts_.filesFlag + " file has " +
              (star ? "columns " + prefix + "0, " + prefix + "1, ..." : "a column '" + it->second + "'");
     return "no data for " + kindOf(v) + " '" + v->name + "': give a column named '" + v->name +
-           "' in an --infer file, or --map " + v->name + "=COLUMN";
+           "' in " + aFileOf(opts_.filesFlag) + ", or --map " + v->name + "=COLUMN";
   }
 
   /// The model parameter a plate's size is, where it is one (K in 0L until K).

@@ -49,6 +49,7 @@ struct Partition {
 
 struct BindingOptions {
   std::vector<std::string> files;           ///< --infer FILE (in order)
+  std::string filesFlag = "--infer";        ///< the flag that gave them, for messages (--heldout)
   std::map<std::string, std::string> map;   ///< --map NAME=COLUMN
   std::optional<std::string> weight;        ///< --weight COLUMN
   std::optional<Partition> partition;

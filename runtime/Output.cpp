@@ -227,7 +227,8 @@ std::string checkOutputDirectory(const std::string &dir) {
 
 bool pathWithin(const std::string &path, const std::string &dir) {
   std::error_code ec;
-  return isWithin(fs::weakly_canonical(fs::absolute(path), ec), fs::weakly_canonical(outputTarget(dir), ec));
+  const fs::path absolute = fs::absolute(path, ec); // fails on an empty path: in nothing
+  return !ec && isWithin(fs::weakly_canonical(absolute, ec), fs::weakly_canonical(outputTarget(dir), ec));
 }
 
 bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::vector<PosteriorTable> &posteriors,

@@ -7,6 +7,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "ir/Verifier.h"
+#include "codegen/plan/Plan.h"
 #include "passes/PassManager.h"
 #include "runtime/Output.h"
 
@@ -83,6 +84,24 @@ std::unique_ptr<ir::Module> compileModel(const std::string &source, DiagnosticEn
   if (astOut)
     *astOut = std::move(model);
   return module;
+}
+
+std::vector<std::string> readRunVocabulary(const std::string &path, const codegen::Plan &plan, std::string &error) {
+  std::vector<std::string> vocab = readVocabulary(path, error);
+  if (!error.empty())
+    return vocab;
+  std::string sizes;
+  bool fits = false;
+  for (const codegen::Posterior &p : plan.posteriors)
+    if (p.family == Family::Dirichlet || p.family == Family::Categorical) {
+      fits = fits || p.dimension == int64_t(vocab.size());
+      sizes += (sizes.empty() ? "" : ", ") + p.variable->name + ": " + std::to_string(p.dimension);
+    }
+  if (!fits)
+    error = "--vocab " + path + " has " + std::to_string(vocab.size()) + " word" + (vocab.size() == 1 ? "" : "s") +
+            ", but no variable has that many categories (" +
+            (sizes.empty() ? std::string("none has categories") : sizes) + ")";
+  return vocab;
 }
 
 std::vector<std::string> readVocabulary(const std::string &path, std::string &error) {

@@ -17,6 +17,7 @@ namespace rt { struct PosteriorTable; }
 namespace passes { struct PassContext; }
 namespace ast { struct Model; }
 namespace ir { class Module; }
+namespace codegen { struct Plan; }
 
 /// Reads a whole file ("-" is standard input); on failure returns nullopt and
 /// sets `error` to a sentence naming the file and the reason.
@@ -54,6 +55,12 @@ std::string pipelineForEmit(const std::string &emit);
 
 /// A vocabulary file: one word per line. Sets `error` if unreadable.
 std::vector<std::string> readVocabulary(const std::string &path, std::string &error);
+
+/// --vocab FILE for a run of `plan`: its words, which must be as many as
+/// the categories of one of its Dirichlet or categorical posteriors (LDA's
+/// words); one that fits none, which would be ignored without a word, sets
+/// `error`, as an unreadable file does.
+std::vector<std::string> readRunVocabulary(const std::string &path, const codegen::Plan &plan, std::string &error);
 
 /// A short human summary of one posterior: at most `maxRows` rows, each
 /// its mean (Dirichlet, Beta), top words (a Dirichlet over the vocabulary)

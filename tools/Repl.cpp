@@ -760,6 +760,7 @@ private:
     }
     if (h.binding.files.empty())
       return error(":heldout needs a CSV file: :heldout FILE [--map NAME=COLUMN]... [--weight COLUMN]");
+    h.binding.filesFlag = ":heldout";
     h.modelPath = modelPath_;
     h.source = modelText_;
     h.params = params_;

@@ -107,6 +107,13 @@ public:
     for (int64_t s = state_.step + 1; s <= totalSteps_; ++s) {
       if (!prepare(s, compiled, state))
         return 1;
+      if (s == state_.step + 1 && !r_.vocab.empty()) {
+        // Read and checked before the first step, not after the stream.
+        std::string error;
+        vocab_ = readRunVocabulary(r_.vocab, *compiled->plan, error);
+        if (!error.empty())
+          return fail(error);
+      }
       step_.mode = StochasticStep::Mode::Blend;
       step_.rho = codegen::stepSize(o_.tau0, o_.kappa, s);
       step_.beginStep();
@@ -522,10 +529,9 @@ private:
     }
     if (!root())
       return 0;
-    std::vector<std::string> vocab;
-    if (!r_.vocab.empty()) {
+    if (vocab_.empty() && !r_.vocab.empty()) { // resumed after the last step: no step read it
       std::string error;
-      vocab = readVocabulary(r_.vocab, error);
+      vocab_ = readRunVocabulary(r_.vocab, p, error);
       if (!error.empty())
         return fail(error);
     }
@@ -550,14 +556,14 @@ private:
                    << llvm::format("%.3f", summary.stochastic->epochs) << " epochs): last ELBO estimate "
                    << llvm::format("%.10g", summary.elbo.empty() ? 0.0 : summary.elbo.back()) << " ("
                    << llvm::format("%.3f", summary.inferenceSeconds) << " s)\n";
-    printSummary(tables, vocab, llvm::outs());
+    printSummary(tables, vocab_, llvm::outs());
     if (summary.heldout)
       printHeldout(*summary.heldout, llvm::outs(), /*iterations=*/true);
     std::string error;
     if (!r_.out.empty() && !rt::writeOutputs(r_.out, summary, tables, error))
       return fail(error);
     if (!r_.report.empty()) {
-      if (!writeReport(r_.report, reportOfRun(summary, tables, r_.modelPath, r_.source, vocab, r_.module), error))
+      if (!writeReport(r_.report, reportOfRun(summary, tables, r_.modelPath, r_.source, vocab_, r_.module), error))
         return fail(error);
     }
     return 0;
@@ -578,6 +584,7 @@ private:
   StochasticStep step_;
   StreamState state_;
   int64_t dataSize_ = 0, perEpoch_ = 0, totalSteps_ = 0, lastBatchElements_ = 0;
+  std::vector<std::string> vocab_; ///< --vocab's words, read before the first step
   double evaluationSeconds = 0; ///< held-out scores during the run, and at its end
   /// JIT compiles of the batches' shapes during the run (the first step's,
   /// a shorter last batch's): compile time, not the steps'.

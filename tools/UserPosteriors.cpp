@@ -188,27 +188,48 @@ double countObservations(const ir::Module &m, const ir::Evaluation &eval, const 
 /// given at the trained posteriors (exactly: the trained natural
 /// parameters, not a round trip through a CSV), run to convergence with the
 /// training's options; its ELBO is the held-out bound.
+namespace {
+/// The held-out model (its globals given) and its data, bound; null module
+/// or data after an error, which went to stderr.
+struct BoundHeldout {
+  std::unique_ptr<ir::Module> module;
+  std::optional<ir::Evaluation> evaluation;
+  std::optional<rt::BoundData> data;
+};
+
+BoundHeldout bindHeldout(const HeldoutOptions &h, DiagnosticEngine &diags, bool warn) {
+  BoundHeldout b;
+  b.module = compileModel(h.source, diags);
+  if (!b.module)
+    return b;
+  b.evaluation = ir::evaluate(*b.module, h.params, /*requireAll=*/true, diags);
+  if (!b.evaluation)
+    return b;
+  giveGlobals(*b.module);
+  std::vector<std::string> errors;
+  b.data = rt::bindData(*b.module, *b.evaluation, h.binding, errors);
+  for (const std::string &e : errors)
+    llvm::errs() << "ppc: error: --heldout: " << e << "\n";
+  if (b.data && warn)
+    for (const std::string &w : b.data->warnings)
+      llvm::errs() << "ppc: warning: --heldout: " << w << "\n";
+  return b;
+}
+} // namespace
+
+bool checkHeldout(const HeldoutOptions &h) {
+  DiagnosticEngine diags(h.modelPath, h.source, llvm::errs());
+  return bindHeldout(h, diags, /*warn=*/true).data.has_value();
+}
+
 bool evaluateHeldout(const HeldoutOptions &h, const codegen::Inference &trained, rt::RunSummary::Heldout &out) {
-  const std::string &source = h.source, &modelPath = h.modelPath;
   const rt::BindingOptions &binding = h.binding;
   std::string error;
   const auto started = std::chrono::steady_clock::now();
-  DiagnosticEngine diags(modelPath, source, llvm::errs());
-  std::unique_ptr<ir::Module> module = compileModel(source, diags);
-  if (!module)
-    return false;
-  std::optional<ir::Evaluation> evaluation = ir::evaluate(*module, h.params, /*requireAll=*/true, diags);
-  if (!evaluation)
-    return false;
-  giveGlobals(*module);
-  std::vector<std::string> errors;
-  std::optional<rt::BoundData> data = rt::bindData(*module, *evaluation, binding, errors);
-  for (const std::string &e : errors)
-    llvm::errs() << "ppc: error: --heldout: " << e << "\n";
+  DiagnosticEngine diags(h.modelPath, h.source, llvm::errs());
+  auto [module, evaluation, data] = bindHeldout(h, diags, /*warn=*/!h.warned);
   if (!data)
     return false;
-  for (const std::string &w : data->warnings)
-    llvm::errs() << "ppc: warning: --heldout: " << w << "\n";
   out.file = binding.files.front();
   for (size_t i = 1; i < binding.files.size(); ++i)
     out.file += "," + binding.files[i];

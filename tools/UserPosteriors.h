@@ -74,6 +74,7 @@ struct HeldoutOptions {
   codegen::RunOptions run;
   std::string engine = "jit";
   int threads = 1;
+  bool warned = false; ///< checkHeldout gave the binding's warnings already
 };
 
 /// --heldout: the model compiled again for the held-out files, its globals
@@ -81,6 +82,11 @@ struct HeldoutOptions {
 /// parameters, not a round trip through a CSV), run to convergence with the
 /// training's options; its ELBO is the held-out bound. Errors go to stderr.
 bool evaluateHeldout(const HeldoutOptions &options, const codegen::Inference &trained, rt::RunSummary::Heldout &out);
+
+/// The first step of evaluateHeldout, on its own: whether the held-out
+/// files bind to the model (columns, values, sizes), so that a run finds a
+/// bad --heldout before training, not after it. Errors go to stderr.
+bool checkHeldout(const HeldoutOptions &options);
 
 /// "held-out FILE: ELBO ... nats per observation, perplexity ..." (and how
 /// its run ended, with `iterations`).

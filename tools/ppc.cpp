@@ -266,22 +266,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   }
   std::vector<std::string> vocab;
   if (!flags.vocab.empty()) {
-    vocab = readVocabulary(flags.vocab, error);
-    if (error.empty()) {
-      // A vocabulary names the categories of some variable (LDA's words);
-      // one that fits none would be ignored without a word.
-      std::string sizes;
-      bool fits = false;
-      for (const codegen::Posterior &p : plan->posteriors)
-        if (p.family == Family::Dirichlet || p.family == Family::Categorical) {
-          fits = fits || p.dimension == int64_t(vocab.size());
-          sizes += (sizes.empty() ? "" : ", ") + p.variable->name + ": " + std::to_string(p.dimension);
-        }
-      if (!fits)
-        error = "--vocab " + flags.vocab + " has " + std::to_string(vocab.size()) + " word" +
-                (vocab.size() == 1 ? "" : "s") + ", but no variable has that many categories (" +
-                (sizes.empty() ? std::string("none has categories") : sizes) + ")";
-    }
+    vocab = readRunVocabulary(flags.vocab, *plan, error);
     if (!error.empty()) {
       if (isRoot())
         llvm::errs() << "ppc: error: " << error << "\n";
@@ -892,19 +877,23 @@ static int ppcMain(int argc, char **argv) {
     }
     run.plan.lowering.userInitialized.insert(ctx.userInitializations.begin(), ctx.userInitializations.end());
     if (!heldoutFiles.empty()) {
-      rt::BindingOptions heldoutBinding = binding;
-      heldoutBinding.files = heldoutFiles;
-      run.heldout = [&, heldoutBinding](const codegen::Inference &trained, rt::RunSummary::Heldout &out) {
-        HeldoutOptions h;
-        h.modelPath = modelPath;
-        h.source = *source;
-        h.params = params;
-        h.binding = heldoutBinding;
-        h.schedule = schedule;
-        h.plan = run.plan;
-        h.run = run.run;
-        h.engine = run.engine;
-        h.threads = int(run.threads);
+      HeldoutOptions h;
+      h.modelPath = modelPath;
+      h.source = *source;
+      h.params = params;
+      h.binding = binding;
+      h.binding.files = heldoutFiles;
+      h.binding.filesFlag = "--heldout";
+      h.schedule = schedule;
+      h.plan = run.plan;
+      h.run = run.run;
+      h.engine = run.engine;
+      h.threads = int(run.threads);
+      // Bound now as well as after training: a bad file must not cost the run.
+      if (!checkHeldout(h))
+        return 1;
+      h.warned = true;
+      run.heldout = [h](const codegen::Inference &trained, rt::RunSummary::Heldout &out) {
         return evaluateHeldout(h, trained, out);
       };
     }
