@@ -105,6 +105,9 @@ public:
     std::unique_ptr<codegen::Inference> state;
     Compiled *compiled = nullptr;
     for (int64_t s = state_.step + 1; s <= totalSteps_; ++s) {
+      // Before the batch's init block, which steps the messages only it sums.
+      step_.rho = codegen::stepSize(o_.tau0, o_.kappa, s);
+      step_.beginStep();
       if (!prepare(s, compiled, state))
         return 1;
       if (s == state_.step + 1 && !r_.vocab.empty()) {
@@ -115,8 +118,6 @@ public:
           return fail(error);
       }
       step_.mode = StochasticStep::Mode::Blend;
-      step_.rho = codegen::stepSize(o_.tau0, o_.kappa, s);
-      step_.beginStep();
       double elbo = state->iterate(*compiled->engine, [&] { step_.mode = StochasticStep::Mode::Keep; });
       step_.mode = StochasticStep::Mode::Keep;
       saveGlobals(*compiled->plan, *state);
@@ -165,7 +166,7 @@ public:
     if (tty)
       std::fprintf(stderr, "\n");
     summary.inferenceSeconds = summary.time.empty() ? 0 : summary.time.back();
-    if (!compiled && !prepare(totalSteps_, compiled, state)) // resumed after the last step
+    if (!compiled && !prepare(totalSteps_, compiled, state, /*stepping=*/false)) // resumed after the last step
       return 1;
     step_.mode = StochasticStep::Mode::Keep;
     state->finish(*compiled->engine);
@@ -292,8 +293,9 @@ private:
 
   /// Binds batch `s`'s rows, finds or compiles its plan, and starts its
   /// state: the batch's locals from the init block, the globals from the
-  /// last step.
-  bool prepare(int64_t s, Compiled *&compiled, std::unique_ptr<codegen::Inference> &state) {
+  /// last step. Not `stepping` (resumed after the last step): the globals
+  /// of the checkpoint, the batch's sums all dropped.
+  bool prepare(int64_t s, Compiled *&compiled, std::unique_ptr<codegen::Inference> &state, bool stepping = true) {
     state.reset(); // the last batch's state goes before this one's comes
     compiled = nullptr;
     const int64_t k = (s - 1) % perEpoch_;
@@ -382,14 +384,20 @@ private:
     lastBatchElements_ = int64_t(n);
     step_.setPlan(p);
     step_.scale = double(dataSize_) / n;
-    step_.mode = s == 1 ? StochasticStep::Mode::Start : StochasticStep::Mode::Discard;
+    step_.mode = !stepping  ? StochasticStep::Mode::Keep
+                 : s == 1   ? StochasticStep::Mode::Start
+                            : StochasticStep::Mode::Discard;
     state = std::make_unique<codegen::Inference>(p);
     // The first batch's random locals start the globals; a later batch's
     // locals restart from their priors in the iteration (never read the draws).
     state->drawRandomLocals = s == 1 || p.localRestart < 0;
     state->initialize(*compiled->engine, r_.seed);
-    if (s > 1)
+    // The globals carried over, but for the accumulators the init block has
+    // just stepped (messages from the data alone, which no later loop sums).
+    if (s > 1 || !stepping)
       for (int32_t b : p.globalState) {
+        if (stepping && step_.steppedInInit().count(b))
+          continue;
         auto it = state_.globals.find(p.buffers[size_t(b)].name);
         if (it != state_.globals.end() && int64_t(it->second.size()) == p.buffers[size_t(b)].size)
           std::memcpy(state->buffers()[b], it->second.data(), it->second.size() * sizeof(double));

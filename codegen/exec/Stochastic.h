@@ -14,6 +14,12 @@
 // whole data's. The loop's ELBO terms are scaled by D / n likewise. With
 // one batch of all the data and rho = 1, a step is a batch iteration.
 //
+// A message from the data alone (a conjugate global's, whose other
+// parents are constants) is summed in the init block only: the schedule
+// hoists it out of the iteration, which would compute it again unchanged.
+// A later batch's init block takes the step for such an accumulator, as no
+// loop of the iteration will.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -32,13 +38,18 @@ class StochasticStep {
 public:
   enum class Mode : uint8_t {
     Start,   ///< the first batch's init block: E = (D / n) S (the start of the globals)
-    Discard, ///< a later batch's init block: E unchanged (the globals are restored after it)
+    Discard, ///< a later batch's init block: E unchanged (the globals are restored after it), but
+             ///< stepped as in Blend for the accumulators only the init block sums (steppedInInit)
     Blend,   ///< a step: E = (1 - rho) E + rho (D / n) S, from E as the step found it
     Keep,    ///< after the step (final, ELBO blocks): E unchanged, S dropped
   };
   /// The plan whose state the next loops run over (a batch of another
   /// shape runs another plan; the accumulators go by name).
-  void setPlan(const Plan &plan) { plan_ = &plan; }
+  void setPlan(const Plan &plan);
+  /// The accumulators (buffers of the plan) that the init block's loops over
+  /// the batch sum and the iteration's do not: a later batch's init block
+  /// steps them, and the globals restored after it must leave them alone.
+  const std::set<int32_t> &steppedInInit() const { return steppedInInit_; }
   /// Checks that the plan's distributed loops sum into accumulators of the
   /// globals only; an error names the buffer.
   static std::string unsupported(const Plan &plan);
@@ -57,6 +68,7 @@ public:
 
 private:
   const Plan *plan_ = nullptr;
+  std::set<int32_t> steppedInInit_;
   std::map<int32_t, std::vector<double>> before_;
   std::map<std::string, std::vector<double>> stepStart_; ///< E when the step began, by accumulator
 };

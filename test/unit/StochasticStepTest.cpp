@@ -118,6 +118,40 @@ TEST(StochasticStep, DiscardAndKeepLeaveTheGlobalsAsTheyWere) {
   }
 }
 
+TEST(StochasticStep, ALaterInitBlockStepsASumOnlyItMakes) {
+  // A message from the data alone is hoisted into the init block, which no
+  // loop of the iteration sums again: a later batch's init block (Discard)
+  // takes the step for it; Keep (resumed after the last step) does not.
+  OneLoop l;
+  l.plan.blocks[Plan::Iteration].clear();
+  l.plan.blocks[Plan::Init].push_back(l.loop);
+  StochasticStep step;
+  step.setPlan(l.plan);
+  EXPECT_EQ(step.steppedInInit(), (std::set<int32_t>{0}));
+  step.scale = 4;
+  step.mode = StochasticStep::Mode::Start;
+  l.run(step, {1, 2, 3}, 0);
+  step.rho = 0.25;
+  step.beginStep();
+  step.mode = StochasticStep::Mode::Discard;
+  EXPECT_EQ(l.run(step, {9, 9, 9}, 1.5), 6.0);
+  const double start[] = {4, 8, 12};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(l.acc[i], 0.75 * start[i] + 0.25 * 4 * 9);
+    EXPECT_DOUBLE_EQ(step.effective["phi.B"][i], l.acc[i]);
+  }
+  step.mode = StochasticStep::Mode::Keep;
+  l.run(step, {100, 100, 100}, 0);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_DOUBLE_EQ(l.acc[i], 0.75 * start[i] + 9);
+  // Summed in the iteration too (a mixture's weights): the init block's sum
+  // is the random start's, dropped as before.
+  OneLoop both;
+  both.plan.blocks[Plan::Init].push_back(both.loop);
+  step.setPlan(both.plan);
+  EXPECT_TRUE(step.steppedInInit().empty());
+}
+
 TEST(StochasticStep, RefusesASumThatIsNoGlobalsMessage) {
   OneLoop global(true), local(false);
   EXPECT_EQ(StochasticStep::unsupported(global.plan), "");
