@@ -254,11 +254,23 @@ public:
     GlobalLocalInfo *info = ctx.analyses.get<GlobalLocalAnalysis>(m, ctx.diags);
     if (!info)
       return false;
+    // Flags the user gave for sweeps the schedule does not have are said to
+    // have no effect (no flag accepted and ignored).
+    auto flagsIgnored = [&](const std::string &why) {
+      std::string flags;
+      for (const std::string &f : ctx.localFlags)
+        flags += (flags.empty() ? "" : ", ") + f;
+      if (!flags.empty())
+        ctx.diags.warning(m.loc, flags + " ignored: " + why);
+    };
     const ir::Value *plate = info->plate;
     if (!plate) {
+      const std::string why = "the model has no local variables" +
+                              (info->whyNot.empty() ? std::string() : " (" + info->whyNot + ")");
       if (requested && ctx.localSchedule != LS::NestedWhereLocal)
-        ctx.diags.warning(m.loc, "--local-iters/--local-restart ignored: the model has no local variables" +
-                                     (info->whyNot.empty() ? std::string() : " (" + info->whyNot + ")"));
+        ctx.diags.warning(m.loc, "--local-iters/--local-restart ignored: " + why);
+      else
+        flagsIgnored(why);
       return true;
     }
     auto &ops = m.iterationSchedule->ops;
@@ -271,6 +283,9 @@ public:
         ++groups;
     }
     bool cycle = groups > 1;
+    if (!cycle)
+      flagsIgnored("each element's local variables are computed from the global ones alone, so one sweep of "
+                   "them is exact");
     if (!cycle && !requested)
       return true; // locals computed from the globals alone: one sweep is exact, the plain schedule is nested
     // A deterministic value over the plate (Bayesian PCA's W(d).dot(z(i)))

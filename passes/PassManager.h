@@ -82,6 +82,9 @@ struct PassContext {
   int64_t localIterations = 1;
   double localTolerance = 0;
   bool localRestart = false;
+  /// The local-sweep flags the user gave (--local-iters, ...): warned about
+  /// when the schedule has no sweeps for them to set.
+  std::vector<std::string> localFlags = {};
   /// Gate conditions start from random posteriors (symmetry breaking of
   /// mixtures); the scheduler uses those initializations before recomputing
   /// them. ppc always runs with it; ppc-opt with --random-init.

@@ -236,6 +236,7 @@ void ScheduleOptions::apply(passes::PassContext &ctx) const {
   ctx.localIterations = schedule == "plain" ? 1 : localIterations;
   ctx.localTolerance = localTolerance;
   ctx.localRestart = schedule != "plain" && localRestart;
+  ctx.localFlags = localFlags;
 }
 
 std::string pipelineForEmit(const std::string &emit) {

@@ -42,6 +42,7 @@ struct ScheduleOptions {
   int64_t localIterations = 10;
   double localTolerance = 1e-3;
   bool localRestart = true;
+  std::vector<std::string> localFlags; ///< those of the three the user gave
   /// A stochastic run (--svi): `auto` is nested wherever there are locals,
   /// so that a batch's locals are updated before the globals read them.
   bool stochastic = false;

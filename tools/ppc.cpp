@@ -619,6 +619,14 @@ static int ppcMain(int argc, char **argv) {
                         "schedule); --schedule plain would update the globals from locals of another batch");
     schedule.stochastic = true;
   }
+  for (const char *flag : {"--local-iters", "--local-tol"})
+    if (app.count(flag))
+      schedule.localFlags.push_back(flag);
+  if (app.count("--local-restart")) // one option, either spelling
+    schedule.localFlags.push_back(schedule.localRestart ? "--local-restart" : "--no-local-restart");
+  if (schedule.schedule == "plain" && !schedule.localFlags.empty())
+    return usageError(schedule.localFlags.front() + " sets the nested schedule's local sweeps; --schedule plain has "
+                      "none (give --schedule nested or auto)");
   pipelineGiven = app.count("--passes") > 0;
   run.seedGiven = app.count("--seed") > 0;
   pmOptions.printAfter.insert(printAfter.begin(), printAfter.end());
