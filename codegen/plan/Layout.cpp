@@ -193,7 +193,7 @@ void PlanBuilder::collectPosteriors() {
                        " posteriors yet");
       return;
     }
-    post.scratch = scratchDims(q->dims);
+    post.scratch = scratchDims(var, q->dims);
     post.elements = elementCount(q->dims, op.loc, post.scratch);
     post.flatElements = post.scratch ? elementCount(q->dims, op.loc) : post.elements;
     post.partitioned = partitioned_ && !q->dims.empty() && q->dims.front() == partitioned_;

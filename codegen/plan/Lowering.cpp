@@ -204,10 +204,63 @@ void PlanBuilder::findNestedPlate() {
   const Value *plate = nestedLocal_->operands[0].value;
   if (plate->dims.empty())
     nestedPlate_ = plate;
+  if (nestedPlate_)
+    findWholeRowLocals();
 }
 
-bool PlanBuilder::scratchDims(const std::vector<Value *> &dims) const {
-  return nestedPlate_ && dims.size() == 2 && dims[0] == nestedPlate_;
+/// Scratch rows hold an element's values only while the loop over the
+/// nested plate is at that element: every element writes the same rows,
+/// and a parallel loop's other threads work on zeroed copies of them
+/// (LowerLocal.cpp). So a deeper local may live in them only if each
+/// statement that writes its posterior (its marginals, the messages they
+/// sum) runs inside a loop over the nested plate's elements, and, if the
+/// init block computes it, the iteration's `local` loop computes it again
+/// for each element. A loop invariant breaks this: the message from an
+/// observation with constant parameters (`c = Gaussian(s, 1.0)` observed
+/// through `Gaussian(c, 2.0)`: c.B.y) or a mixture's evidence from fixed
+/// components is computed once, before the iterations, into rows that every
+/// element then reads as its own (the sum of all the elements' messages, or
+/// the last element's, or zeros). Those locals keep rows for the whole
+/// plate, as under the plain schedule.
+void PlanBuilder::findWholeRowLocals() {
+  std::set<const Value *> perElement, inElementLoops, elsewhere;
+  auto collect = [](const Op &op, std::set<const Value *> &into) {
+    if (op.kind == OpKind::Update && !op.operands.empty() && op.operands[0].isValue())
+      into.insert(op.operands[0].value);
+    for (const auto &r : op.regions)
+      ir::walk(*r, [&](const Op &u) {
+        if (u.kind == OpKind::Update && !u.operands.empty() && u.operands[0].isValue())
+          into.insert(u.operands[0].value);
+      });
+  };
+  collect(*nestedLocal_, perElement);
+  for (const Region *schedule : {m_.initSchedule.get(), m_.iterationSchedule.get()}) {
+    if (!schedule)
+      continue;
+    for (const auto &op : schedule->ops) {
+      if (op.get() == nestedLocal_)
+        continue;
+      const bool overElements = (op->kind == OpKind::Fuse || op->kind == OpKind::Local) &&
+                                op->operands[0].value == nestedPlate_;
+      collect(*op, overElements ? inElementLoops : elsewhere);
+    }
+  }
+  auto persists = [&](const Value *stmt) {
+    return elsewhere.count(stmt) || (inElementLoops.count(stmt) && !perElement.count(stmt));
+  };
+  ir::walk(*m_.messages, [&](const Op &op) {
+    const Value *q = nullptr, *stmt = op.result();
+    if (op.kind == OpKind::Marginal)
+      q = stmt;
+    else if (op.kind == OpKind::Msg && op.target && op.target->isValue())
+      q = op.target->value;
+    if (q && q->def && q->def->kind == OpKind::Marginal && !q->def->operands.empty() && persists(stmt))
+      wholeRowLocals_.insert(q->def->operands[0].value);
+  });
+}
+
+bool PlanBuilder::scratchDims(const Value *var, const std::vector<Value *> &dims) const {
+  return nestedPlate_ && dims.size() == 2 && dims[0] == nestedPlate_ && !wholeRowLocals_.count(var);
 }
 
 void PlanBuilder::fail(SourceRange where, const std::string &msg) {

@@ -175,6 +175,9 @@ struct Posterior {
   /// Kept for one element of the nested schedule's plate only (LDA's
   /// per-token indicators: no tokens x topics buffer). The buffers hold the
   /// rows of the element being processed; the posterior is not an output.
+  /// Only for locals whose every message the nested loop recomputes for
+  /// each element (not one computed once before the iterations, as a
+  /// message from data with constant parameters: PlanBuilder::findWholeRowLocals).
   bool scratch = false;
   /// Exponential-domain tables of the statistics (-1: none): exp of each row
   /// shifted by its maximum, refreshed with the row; exp of each column (one

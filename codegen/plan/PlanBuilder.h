@@ -84,7 +84,9 @@ public:
 private:
   // ---- Lowering.cpp: the nested schedule's plate, errors, distributed loops ----
   void findNestedPlate();
-  bool scratchDims(const std::vector<Value *> &dims) const;
+  void findWholeRowLocals();
+  /// Whether the posterior of `var` (over `dims`) lives in scratch rows.
+  bool scratchDims(const Value *var, const std::vector<Value *> &dims) const;
   void markDistributedLoops();
   void recordGlobalState();
   Stmt guardRandomLocal(const Posterior &post, Stmt draw);
@@ -270,6 +272,10 @@ private:
   Plan::BlockId block_ = Plan::Init;
   const Op *nestedLocal_ = nullptr;
   const Value *nestedPlate_ = nullptr;
+  /// Locals of the nested plate's elements that keep rows for the whole
+  /// plate (findWholeRowLocals): a statement writing their posterior is not
+  /// recomputed for each element in the nested loop.
+  std::set<const Value *> wholeRowLocals_;
   std::set<const Op *> elboFused_, skippedFinal_, productForm_, transposed_;
   /// Categoricals whose ELBO terms are their log normalizer (planCollapsedElbo).
   std::set<int> collapsed_;
