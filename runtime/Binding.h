@@ -103,6 +103,9 @@ struct BoundData {
   /// What binds but may not be what the user meant, a sentence each naming
   /// the file: columns nothing reads, elements of a plate no row mentions.
   std::vector<std::string> warnings;
+  /// Gaussian observations far from zero for their spread (one of the
+  /// warnings): rounding, not a bug, may then make the ELBO decrease.
+  std::vector<std::string> farFromZero;
 };
 
 /// Binds the files to the model's observed variables. Errors (a sentence

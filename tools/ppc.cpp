@@ -244,6 +244,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   std::map<std::string, std::vector<double>> observed;
   if (!flags.report.empty())
     observed = observedForReport(*data);
+  const std::vector<std::string> farFromZero = data->farFromZero;
   data.reset(); // the plan holds the data it reads
   if (!everyoneOk(plan != nullptr) || !plan)
     return 1;
@@ -326,6 +327,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   summary.initSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - initStart).count();
   codegen::RunOptions runOptions = flags.run;
   runOptions.discreteObservations = rt::discreteObservations(module);
+  runOptions.farFromZero = farFromZero;
   std::unique_ptr<codegen::Checkpointer> checkpoints;
   if (!flags.checkpoint.empty() || !flags.resume.empty()) {
     // --resume alone goes on checkpointing where it resumed from.

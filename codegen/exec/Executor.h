@@ -147,6 +147,9 @@ struct RunOptions {
   /// the ELBO bounds a log probability, so a positive one is a numerical
   /// failure (weights or counts past double precision), not a result.
   std::vector<std::string> discreteObservations;
+  /// Gaussian observations far from zero for their spread (rt::BoundData's
+  /// farFromZero): a decrease of the ELBO is then said to be rounding.
+  std::vector<std::string> farFromZero;
   /// Called after each iteration with the summary so far (checkpoints).
   std::function<bool(const rt::RunSummary &, std::string &error)> afterIteration;
 };

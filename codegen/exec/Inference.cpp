@@ -152,9 +152,18 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
       char buf[256];
       std::snprintf(buf, sizeof buf,
                     "the ELBO decreased at iteration %lld: %.17g -> %.17g (relative %.3g); variational message "
-                    "passing never decreases it, so this is a bug in ppc",
+                    "passing never decreases it, so ",
                     static_cast<long long>(it), previous, value, r.change);
       error = buf;
+      if (opts.farFromZero.empty()) {
+        error += "this is a bug in ppc";
+      } else {
+        std::string names;
+        for (const std::string &n : opts.farFromZero)
+          names += (names.empty() ? "'" : ", '") + n + "'";
+        error += "this is rounding: the values of " + names + " are far from zero for their spread (the warning above); "
+                 "center the data and run again";
+      }
       return false;
     }
     if ((!first && std::abs(r.change) < opts.tolerance) || plan_.onePass) {
