@@ -61,8 +61,27 @@ std::string damagedCheckpoint(const std::string &file, const std::string &dir) {
          "damaged checkpoint: delete '" + dir + "' and start again";
 }
 
+namespace {
+/// The plan's text (its shapes and statements) and its buffers' initial
+/// contents (the data, the constants): a checkpoint of other data of the same
+/// shape belongs to another run.
+uint64_t planFingerprint(const Plan &plan) {
+  uint64_t h = fnv1a(printPlan(plan));
+  auto mix = [&h](const void *bytes, size_t size) {
+    if (size)
+      h = (h ^ llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(static_cast<const uint8_t *>(bytes), size))) *
+          1099511628211ull;
+  };
+  for (const Buffer &b : plan.buffers) {
+    mix(b.doubles.data(), b.doubles.size() * sizeof(double));
+    mix(b.ints.data(), b.ints.size() * sizeof(int64_t));
+  }
+  return h;
+}
+} // namespace
+
 Checkpointer::Checkpointer(std::string dir, const Inference &inference, Communicator *comm)
-    : dir_(std::move(dir)), inference_(inference), comm_(comm), fingerprint_(fnv1a(printPlan(inference.plan()))) {}
+    : dir_(std::move(dir)), inference_(inference), comm_(comm), fingerprint_(planFingerprint(inference.plan())) {}
 
 std::string Checkpointer::statePath(int64_t iteration, int rank) const {
   return (fs::path(dir_) / ("state-" + std::to_string(iteration) + "-" + std::to_string(rank) + ".bin")).string();
@@ -183,7 +202,7 @@ bool Checkpointer::restore(Inference &inference, rt::RunSummary &summary, uint64
       return false;
     }
     std::string otherRun = "the checkpoint in '" + dir_ +
-                           "' belongs to another model, data or schedule options (its plan differs); resume with the "
+                           "' belongs to another model, data or schedule options (its plan or data differ); resume with the "
                            "command that wrote it (its --threads, whether its --elbo-every was 1, and its --l2-cache if it gave "
                            "one)";
     if (rank == 0 && j.at("fingerprint").get<std::string>() != hex(fingerprint_)) {
