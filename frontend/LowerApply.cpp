@@ -85,6 +85,14 @@ SValue Lowering::bindIndex(SValue target, const SValue &index, SourceRange loc) 
       return fail(index.loc, "'" + indexName(index) + "' takes " + dimText(n) + " values but '" + targetName +
                                  "' has " + (size ? dimText(*size) : plateText(plateOp)) + " elements (plate %" +
                                  plate->name + ")");
+    // Its values 0..n-1 are positions: a plate from another start (1L to K)
+    // would read mu(1) as the first element, the gates index it from 0.
+    if (plateOp.plateKind != Op::PlateKind::Until || !plateOp.operands[0].isLiteral() ||
+        plateOp.operands[0].literal() != 0)
+      return fail(index.loc, "'" + indexName(index) + "' takes the values 0 to " + dimText(n) +
+                                 " - 1, which select from a plate that starts at 0, and '" + targetName +
+                                 "' is over plate " + plateText(plateOp) + " (%" + plate->name + "); define '" +
+                                 targetName + "' over (0L until " + dimText(n) + ")");
     break;
   }
   default:

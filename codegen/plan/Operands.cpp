@@ -59,8 +59,10 @@ Source PlanBuilder::resolveValue(const Operand &o, const Env &env, SourceRange w
   }
   if (auto val = ev_.valueOf(v); val && o.indices.empty())
     return constantSource(*val);
-  fail(where, "the code generator supports only constants known before inference as factor arguments; %" + v->name +
-                  " depends on a loop index");
+  fail(where, "a factor's constant argument must be one number for every element; %" + v->name +
+                  " is computed from a plate index (arithmetic on a map's index, such as k * 2.0), which the code generator "
+                  "does not take yet: give the values as data (Data(...) over a data plate) or as separate "
+                  "variables");
   return constantSource(0);
 }
 
