@@ -547,11 +547,23 @@ private:
     out_ << "posteriors reset to their initial values\n";
   }
 
+  /// Before the first iteration some posteriors are not computed yet (the
+  /// schedule's first iteration computes the means a mixture's random
+  /// start does not set): their parameters are not finite.
+  bool computed(const rt::PosteriorTable &t) {
+    for (double v : t.values)
+      if (!std::isfinite(v)) {
+        error("'" + t.variable + "' has no posterior yet: the first iteration computes it (:infer 1)");
+        return false;
+      }
+    return true;
+  }
+
   const rt::PosteriorTable *table(const std::string &name, std::vector<rt::PosteriorTable> &tables) {
     tables = inference_->posteriors();
     for (const rt::PosteriorTable &t : tables)
       if (t.variable == name)
-        return &t;
+        return computed(t) ? &t : nullptr;
     std::string known;
     for (const rt::PosteriorTable &t : tables)
       known += (known.empty() ? "" : ", ") + t.variable;
@@ -673,6 +685,9 @@ private:
     rt::RunSummary s = sessionSummary();
     std::string why;
     std::vector<rt::PosteriorTable> tables = inference_->posteriors();
+    for (const rt::PosteriorTable &t : tables)
+      if (!computed(t))
+        return;
     for (rt::PosteriorTable &p : inference_->predictions(*engine_)) // missing values' predictive
       tables.push_back(std::move(p));
     if (!rt::writeOutputs(args[0], s, tables, why))
@@ -737,6 +752,9 @@ private:
   void heldout(const std::vector<std::string> &args) {
     if (!needInference())
       return;
+    for (const rt::PosteriorTable &t : inference_->posteriors())
+      if (!computed(t))
+        return;
     HeldoutOptions h;
     h.binding.map = binding_.map;
     h.binding.weight = binding_.weight;
