@@ -229,8 +229,13 @@ void PlanBuilder::emitSweeps(const Op &local, std::vector<Stmt> &out, Context &c
 }
 
 /// `local ... restart`: the locals a sweep reads before computing them
-/// (LDA's theta) go back to what their non-iterated messages say (the
-/// prior).
+/// (LDA's theta) go back to what their messages from outside the sweep say
+/// (the prior). Their messages computed from the element's locals (theta's
+/// counts of z) are reset; those computed from the globals alone are
+/// computed again from the current globals (a prior whose parameter is a
+/// global: school.F from mu0 in `Gaussian(mu0, 0.5)`; reset, they left the
+/// posterior no message at all, a NaN); those the iteration does not update
+/// (LDA's theta.F from a constant alpha) stay as they are.
 void PlanBuilder::emitRestart(const Op &local, std::vector<Stmt> &out, Context &ctx) {
   std::set<const Op *> iterated;
   std::vector<const Op *> updates;
@@ -265,7 +270,12 @@ void PlanBuilder::emitRestart(const Op &local, std::vector<Stmt> &out, Context &
       Env env;
       if (!bindContext(*msg, loops, ctx, env))
         return;
-      emitZeroTargets(*msg, loops, ctx.levels.size(), env, out);
+      bool fromSweep = ir::anyMessageInput(
+          *msg, [&](const Operand &o) { return o.isValue() && o.value->def && inSweep.count(o.value->def); });
+      if (fromSweep)
+        emitZeroTargets(*msg, loops, ctx.levels.size(), env, out);
+      else
+        emitMessage(*msg, loops, env, out, ctx.levels.size(), false);
     }
     std::vector<Op *> loops = ir::enclosingLoops(*marg);
     Env env;
