@@ -64,12 +64,19 @@ SValue Lowering::randomArithmetic(char op, SourceRange loc, SValue l, SValue r) 
       return fail(r.loc, "division by " + describe(r) +
                              " is not conjugate under variational message passing (VMP has no message through "
                              "1/x); divide by a constant, or multiply by a variable that stands for the inverse");
-    if (!r.constant || *r.constant == 0)
-      return fail(r.loc, "a random variable can be divided only by a nonzero constant known at compile time; got " +
-                             describe(r));
-    SValue inv = r;
-    inv.constant = 1.0 / *r.constant;
-    inv.det = Operand::ofFloat(*inv.constant);
+    if (r.kind != SValue::Kind::Det || (r.constant && *r.constant == 0))
+      return fail(r.loc, "a random variable can be divided only by a nonzero number known before inference (a "
+                         "constant or a parameter); got " + describe(r));
+    // x / s is x * (1 / s): a constant folded now, a parameter's inverse a
+    // value computed when the parameters are bound (which checks s != 0).
+    SValue one;
+    one.kind = SValue::Kind::Det;
+    one.loc = r.loc;
+    one.constant = 1.0;
+    one.det = Operand::ofFloat(1.0);
+    SValue inv = arithmetic(OpKind::Div, r.loc, one, &r);
+    if (inv.isError())
+      return inv;
     inv.isLong = false;
     if (isGammaLike(l))
       return scaledGamma(loc, std::move(l), std::move(inv));

@@ -218,7 +218,9 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
       const ParamSpec &p = paramOf(spec, i);
       bool good = constantInDomain(p.constant, *v);
       if (!good)
-        diags.error(op.operandLoc(i), std::string(spec.spelling) + " " + std::string(p.name) + " must be " +
+        diags.error(op.operandLoc(i), (spec.spelling.empty() ? "the " + displayName(op.family) + "'s"
+                                                             : std::string(spec.spelling)) +
+                                          " " + std::string(p.name) + " must be " +
                                 describeAccepted(p) + "; got " + showOperand(o, ev, diags));
     }
     // A Wishart needs more degrees of freedom than its dimension less one.
