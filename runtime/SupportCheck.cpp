@@ -45,11 +45,18 @@ std::string constantDomainText(ConstantDomain d) {
 std::string SupportCheck::knownInput(const Value *v, double x) {
   if (std::fabs(x) > SupportCheck::kMaxMagnitude)
     return tooLarge(x, v);
-  for (const auto &[spec, param] : usesOf(v))
+  for (const auto &[spec, param] : usesOf(v)) {
     if (!constantInDomain(param->constant, x))
       return fmt(x) + " cannot be " + displayName(spec->family) + "'s " + std::string(param->name) +
              ", which the Data input '" + v->name + "' is given as: it must be " +
              constantDomainText(param->constant);
+    // A positive input's logarithm and inverse enter the ELBO: as for
+    // positive data, [1e-100, 1e100].
+    if (param->constant == ConstantDomain::Positive && x < 1 / SupportCheck::kMaxMagnitude)
+      return fmt(x) + " is outside what the ELBO can be computed for in double precision as " +
+             displayName(spec->family) + "'s " + std::string(param->name) + " (the Data input '" + v->name +
+             "': from 1e-100 to 1e100); rescale the column";
+  }
   for (const auto &[target, size] : indexUsesOf(v))
     if (!(x == std::floor(x) && x >= 0 && x < double(size)))
       return fmt(x) + " is not an element of '" + target + "', which the Data input '" + v->name +
