@@ -217,10 +217,18 @@ void printTop(const rt::PosteriorTable &t, const std::vector<std::string> &vocab
     size_t top = std::min(n, width);
     std::partial_sort(order.begin(), order.begin() + long(top), order.end(),
                       [&](size_t a, size_t b) { return v[a] > v[b]; });
+    // Means are named as the outputs' summary columns name them (mean_k;
+    // a Beta's E[p] and 1 - E[p]), not after the parameters they divide.
+    auto label = [&](size_t c) -> std::string {
+      if (useVocab)
+        return vocab[c];
+      if (t.family == Family::Beta)
+        return c == 0 ? "mean" : "1-mean";
+      return t.family == Family::Dirichlet ? "mean_" + std::to_string(c) : cols[c];
+    };
     os << "  [" << r << "]";
     for (size_t i = 0; i < top; ++i)
-      os << " " << (useVocab ? vocab[order[i]] : cols[order[i]]) << "="
-         << llvm::format("%.4g", mean ? v[order[i]] / sum : v[order[i]]);
+      os << " " << label(order[i]) << "=" << llvm::format("%.4g", mean ? v[order[i]] / sum : v[order[i]]);
     os << "\n";
   }
   if (rows > maxRows)

@@ -27,6 +27,7 @@
 #include "runtime/Output.h"
 #include "tools/Driver.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -70,7 +71,7 @@ const char *kHelp = R"(Commands:
   :save DIR             write the posteriors and summary.json (as ppc --out)
   :report FILE          write the HTML report of the run so far (as ppc --report)
   :init VAR FILE        start VAR from the posterior in FILE (a CSV :save or ppc --out
-                        wrote); the posteriors start afresh from it
+                        wrote); the posteriors start afresh from it; :init VAR off undoes it
   :given VAR FILE       hold VAR at the posterior in FILE (not updated, no entropy
                         term); :given VAR off infers it again; :given lists them
   :heldout FILE [FILE...] [--map NAME=COLUMN]... [--weight COLUMN]
@@ -713,7 +714,8 @@ private:
 
   /// :init VAR FILE, :given VAR FILE, :given VAR off, :given (list).
   void posteriorSource(const std::vector<std::string> &args, bool given) {
-    const std::string usage = given ? ":given VAR FILE (or :given VAR off, or :given to list)" : ":init VAR FILE";
+    const std::string usage =
+        given ? ":given VAR FILE (or :given VAR off, or :given to list)" : ":init VAR FILE (or :init VAR off)";
     if (given && args.empty()) {
       bool any = false;
       for (const PosteriorSource &s : sources_)
@@ -729,11 +731,15 @@ private:
       return error(usage);
     if (modelText_.empty())
       return error("no model yet: :load MODEL.ppl first");
+    const bool off = args[1] == "off";
+    if (off && std::none_of(sources_.begin(), sources_.end(), [&](const PosteriorSource &s) {
+          return s.variable == args[0] && s.given == given;
+        }))
+      return error("'" + args[0] + "' is not " + (given ? "given (:given lists those that are)" : "started from a file"));
     std::vector<PosteriorSource> sources;
     for (const PosteriorSource &s : sources_)
       if (s.variable != args[0])
         sources.push_back(s);
-    const bool off = given && args[1] == "off";
     if (!off)
       sources.push_back(PosteriorSource{args[0], args[1], given});
     Compiled next;
@@ -744,7 +750,8 @@ private:
     if (!install(std::move(next), /*keepState=*/given))
       return;
     sources_ = sources;
-    out_ << (off ? args[0] + " is inferred again" : args[0] + (given ? " given from " : " starts from ") + args[1])
+    out_ << (off ? args[0] + (given ? " is inferred again" : " starts from its usual initialization again")
+                 : args[0] + (given ? " given from " : " starts from ") + args[1])
          << ": " << describe() << "\n";
   }
 
@@ -968,6 +975,10 @@ int replMain(int argc, char **argv) {
     if (!session.execute(line))
       break;
   }
+  // The input ended inside an unfinished model line: it goes to the compiler
+  // as it is (and gets its error), as when a command ends it.
+  if (!pending.empty())
+    session.execute(pending);
   llvm::outs().flush();
   // A script (not a terminal) runs every line, and its status says whether
   // a command failed (as make -k's does); an interactive session just goes on.
