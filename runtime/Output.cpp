@@ -189,6 +189,7 @@ bool isPreviousOutput(const fs::path &dir, std::string &foreign) {
 } // namespace
 
 std::string creationProblem(const std::string &path) {
+  DeferredTermination deferred; // a signal between mkdtemp and rmdir would leave the directory behind
   const fs::path target = fs::absolute(fs::path(path)).lexically_normal();
   std::string pattern = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   std::vector<char> buf(pattern.begin(), pattern.end());
@@ -199,7 +200,7 @@ std::string creationProblem(const std::string &path) {
   return {};
 }
 
-std::string checkOutputDirectory(const std::string &dir) {
+std::string checkOutputDirectory(const std::string &dir, bool probe) {
   const fs::path target = outputTarget(dir);
   const fs::path parent = target.parent_path();
   std::error_code ec;
@@ -208,7 +209,7 @@ std::string checkOutputDirectory(const std::string &dir) {
   if (fs::is_symlink(target, ec)) // canonical() could not follow it
     return "cannot write '" + dir + "': it is a symbolic link to nothing";
   // The outputs are made beside the target and renamed onto it.
-  if (std::string problem = creationProblem(target.string()); !problem.empty())
+  if (std::string problem = probe ? creationProblem(target.string()) : std::string(); !problem.empty())
     return "cannot write '" + dir + "': " + problem;
   if (!fs::exists(target, ec))
     return {};
@@ -236,7 +237,8 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
   const fs::path target = outputTarget(dir);
   const fs::path parent = target.parent_path();
   std::error_code ec;
-  if (std::string problem = checkOutputDirectory(dir); !problem.empty()) {
+  // (No probe: the temporary directory is made next, and its failure said the same way.)
+  if (std::string problem = checkOutputDirectory(dir, /*probe=*/false); !problem.empty()) {
     error = problem;
     return false;
   }

@@ -105,7 +105,9 @@ std::string creationProblem(const std::string &path);
 /// the new outputs replace); else why not. Checked before a run starts, so
 /// that a long run does not end in an error, and never replacing a directory
 /// that holds anything else (`--out .` in a home directory).
-std::string checkOutputDirectory(const std::string &dir);
+/// With `probe`, also whether the directory can be made there
+/// (creationProblem).
+std::string checkOutputDirectory(const std::string &dir, bool probe = true);
 /// Whether `path` is the directory `dir` or lies inside it (links followed
 /// as far as they exist).
 bool pathWithin(const std::string &path, const std::string &dir);
