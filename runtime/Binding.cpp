@@ -931,10 +931,18 @@ private:
   /// Columns nothing binds: ignored, with a word, since a forgotten
   /// --weight or a misspelt --map reads the data differently without one.
   void warnUnusedColumns(const CsvTable &t, const std::set<std::string> &used) {
+    constexpr size_t kNamed = 5; // one warning each; past them, one for the rest
+    size_t unused = 0;
+    std::string rest;
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const std::string &name = t.columns[c];
       if (used.count(name) || name.empty())
         continue;
+      if (++unused > kNamed) {
+        if (unused <= 2 * kNamed)
+          rest += (rest.empty() ? "'" : ", '") + name + "'";
+        continue;
+      }
       static const std::set<std::string> kWeightNames = {"count", "counts", "n", "freq", "frequency",
                                                           "weight", "weights", "tf"};
       const bool looksLikeWeight = !opts_.weight && kWeightNames.count(name);
@@ -942,6 +950,9 @@ private:
                               ") binds nothing in the model and is ignored" +
                               (looksLikeWeight ? "; to weigh each row by it, give --weight " + name : std::string()));
     }
+    if (unused > kNamed)
+      out_.warnings.push_back(t.path + ": " + std::to_string(unused - kNamed) + " more columns bind nothing and are " +
+                              "ignored: " + rest + (unused > 2 * kNamed ? ", ..." : ""));
   }
 
   static std::string fmt(double x) {

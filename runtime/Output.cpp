@@ -205,7 +205,9 @@ std::string checkOutputDirectory(const std::string &dir, bool probe) {
   const fs::path parent = target.parent_path();
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
-    return "cannot write '" + dir + "': the directory '" + parent.string() + "' does not exist";
+    return "cannot write '" + dir + "': " +
+           (fs::exists(parent, ec) ? "'" + parent.string() + "' is a file, not a directory"
+                                   : "the directory '" + parent.string() + "' does not exist");
   if (fs::is_symlink(target, ec)) // canonical() could not follow it
     return "cannot write '" + dir + "': it is a symbolic link to nothing";
   // The outputs are made beside the target and renamed onto it.
