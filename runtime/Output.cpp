@@ -188,15 +188,26 @@ bool isPreviousOutput(const fs::path &dir, std::string &foreign) {
 }
 } // namespace
 
-std::string creationProblem(const std::string &path) {
-  DeferredTermination deferred; // a signal between mkdtemp and rmdir would leave the directory behind
-  const fs::path target = fs::absolute(fs::path(path)).lexically_normal();
-  std::string pattern = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+namespace {
+/// Makes the hidden temporary directory beside `target` that its contents
+/// are written into before the rename (.NAME.tmp- and a unique suffix);
+/// empty with errno set when it cannot be made.
+fs::path makeTemporaryBeside(const fs::path &target) {
+  // mkdtemp replaces the template's six trailing X's with a unique suffix.
+  std::string pattern =
+      (target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::string(6, 'X'))).string();
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
-  if (!::mkdtemp(buf.data()))
+  return ::mkdtemp(buf.data()) ? fs::path(buf.data()) : fs::path();
+}
+} // namespace
+
+std::string creationProblem(const std::string &path) {
+  DeferredTermination deferred; // a signal between mkdtemp and rmdir would leave the directory behind
+  const fs::path tmp = makeTemporaryBeside(fs::absolute(fs::path(path)).lexically_normal());
+  if (tmp.empty())
     return std::strerror(errno);
-  ::rmdir(buf.data());
+  ::rmdir(tmp.c_str());
   return {};
 }
 
@@ -245,15 +256,11 @@ bool writeOutputs(const std::string &dir, const RunSummary &summary, const std::
     return false;
   }
   DeferredTermination deferred;
-  // mkdtemp replaces the template's six trailing X's with a unique suffix.
-  std::string pattern = (parent / ("." + target.filename().string() + ".tmp-" + std::string(6, 'X'))).string();
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  if (!::mkdtemp(buf.data())) {
+  const fs::path tmp = makeTemporaryBeside(target);
+  if (tmp.empty()) {
     error = "cannot write '" + dir + "': " + std::strerror(errno);
     return false;
   }
-  fs::path tmp(buf.data());
   auto fail = [&](const std::string &why) {
     error = why;
     fs::remove_all(tmp, ec);
