@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/LoweringImpl.h"
 
+#include "ir/Aliasing.h"
 #include "ir/Printer.h"
 
 #include <cmath>
@@ -33,19 +34,15 @@ namespace ppc::lowering {
 
 namespace {
 
-/// The latent variables that a value is computed from, each element named by
-/// its indices (w(0) and w(1) are independent under q; the same loop index
-/// names the same element).
-void latentLeaves(const Operand &o, std::set<std::string> &out) {
-  if (!o.isValue() || !o.value->def || !o.value->type.isRandom() || ir::isKnownInput(o.value))
-    return;
-  const Op *def = o.value->def;
-  if (def->kind == OpKind::Random && isDeterministicFamily(def->family)) {
-    for (const Operand &arg : def->operands)
-      latentLeaves(arg, out); // (the factor's own loops index the same way: a leaf's indices are its own)
-    return;
-  }
-  out.insert(ir::toString(o));
+/// The latent variables a value is computed from, spelt as the IR prints
+/// them (w[0] and w[1] are different variables).
+std::set<std::string> latentLeafNames(const Operand &o) {
+  std::vector<Operand> leaves;
+  ir::latentLeaves(o, leaves);
+  std::set<std::string> names;
+  for (const Operand &l : leaves)
+    names.insert(ir::toString(l));
+  return names;
 }
 
 bool isLatent(const SValue &v) {
@@ -230,9 +227,7 @@ SValue Lowering::softmaxOfValues(const ast::Apply &a) {
   for (const SValue &v : values) {
     if (v.kind != SValue::Kind::RV)
       continue;
-    std::set<std::string> leaves;
-    latentLeaves(v.element(), leaves);
-    for (const std::string &l : leaves)
+    for (const std::string &l : latentLeafNames(v.element()))
       if (!seen.insert(l).second)
         return fail(v.loc, "'" + (l.size() > 1 && l[0] == '%' ? l.substr(1) : l) +
                                "' appears in two arguments of softmax; variational message passing treats the "
@@ -317,18 +312,43 @@ SValue Lowering::arithmeticFactor(Family fam, SourceRange loc, std::vector<SValu
   if (!latent)
     return fail(loc, "arithmetic on Data and constants alone is not a random variable; compute it in the data "
                      "(a column of the CSV) and read it with Data");
-  // Mean-field: the operands must be independent under q.
-  std::set<std::string> left, right;
+  // Mean-field: the operands must be independent under q. Reads that are
+  // one element only where Data ids agree are checked row by row when the
+  // data are bound (ir/Aliasing.h).
+  std::vector<Operand> left, right;
   if (args[0].kind == SValue::Kind::RV)
-    latentLeaves(args[0].element(), left);
+    ir::latentLeaves(args[0].element(), left);
   if (args.size() > 1 && args[1].kind == SValue::Kind::RV)
-    latentLeaves(args[1].element(), right);
-  for (const std::string &v : left)
-    if (right.count(v))
-      return fail(loc, "'" + (v.size() > 1 && v[0] == '%' ? v.substr(1) : v) + "' appears in both operands of the " +
-                           displayName(fam) +
-                           "; variational message passing treats the operands of arithmetic as independent, so "
-                           "a variable may enter it only once (write 2 * a for a + a; a * a is not supported)");
+    ir::latentLeaves(args[1].element(), right);
+  const std::string independent = "; variational message passing treats the operands of arithmetic as independent, "
+                                  "so a variable may enter it only once";
+  const bool bilinear = fam == Family::Product || fam == Family::InnerProduct;
+  for (const Operand &l : left)
+    for (const Operand &r : right) {
+      const ir::Overlap o = ir::overlap(l, r);
+      // Two different elements of one plate variable multiplied: ppc updates
+      // a plate's elements at once, from the others' previous posteriors,
+      // which for a product of two of them is not coordinate ascent (the
+      // ELBO can decrease). In a sum the step is still an ascent.
+      if (bilinear && l.value == r.value && o != ir::Overlap::Always)
+        return fail(loc, "'" + ir::sourceSpelling(l) + "' and '" + ir::sourceSpelling(r) +
+                             "' are elements of one plate variable, multiplied by the " + displayName(fam) +
+                             "; ppc updates the elements of a plate together, which is not coordinate ascent when "
+                             "they multiply each other (the ELBO could decrease): use two variables, one for each "
+                             "side of the product");
+      switch (o) {
+      case ir::Overlap::Always:
+        return fail(loc, "'" + ir::sourceSpelling(l) + "' appears in both operands of the " + displayName(fam) +
+                             independent + " (write 2 * a for a + a; a * a is not supported)");
+      case ir::Overlap::Sometimes:
+        return fail(loc, "'" + ir::sourceSpelling(l) + "' and '" + ir::sourceSpelling(r) +
+                             "' are the same variable where their indices agree, and the " + displayName(fam) +
+                             " takes them as two operands" + independent +
+                             " (give the shared element a variable of its own, or leave it out of one operand)");
+      case ir::Overlap::WhereDataEqual:
+      case ir::Overlap::Never: break;
+      }
+    }
   SValue d;
   d.kind = SValue::Kind::Dist;
   d.loc = loc;

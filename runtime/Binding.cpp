@@ -3,8 +3,10 @@
 
 #include "runtime/MemoryLimits.h"
 
+#include "ir/Aliasing.h"
 #include "ir/Evaluate.h"
 #include "ir/IR.h"
+#include "ir/Printer.h"
 #include "runtime/Csv.h"
 #include "runtime/SupportCheck.h"
 
@@ -237,6 +239,9 @@ public:
       return std::nullopt;
     for (auto &[f, vars] : byFile_)
       bindFile(tables[f], vars);
+    if (!errors_.empty())
+      return std::nullopt;
+    checkDataAliases();
     if (!errors_.empty())
       return std::nullopt;
     warnFarFromZero();
@@ -867,6 +872,80 @@ private:
                             std::to_string(offsets.back()) + " elements of plate %" + plate->name +
                             " have no rows (id" + (missing.size() > 1 ? "s " : " ") + list + " in column '" +
                             col.name + "'); they are empty and their posteriors stay at the prior");
+  }
+
+  /// Two reads of one latent variable in one deterministic factor that are
+  /// one element where Data ids agree (s(a(i)) - s(b(i)) with a = b):
+  /// mean-field takes the operands as independent, so such a row would give
+  /// wrong posteriors without a sign (ir/Aliasing.h). The rows are refused.
+  void checkDataAliases() {
+    for (const ir::DataAlias &alias : ir::dataDependentAliases(m_)) {
+      // The ids of the element each read names, by position; a constant
+      // index is the same at every row.
+      const ir::Operand &l = alias.left, &r = alias.right;
+      const BoundVariable *ids = nullptr;
+      size_t rows = 0;
+      auto idAt = [&](const ir::Operand &o, size_t row) -> double {
+        if (o.isLiteral())
+          return o.literal();
+        return out_.variables.at(o.value).values[row];
+      };
+      std::vector<std::pair<const ir::Operand *, const ir::Operand *>> differing;
+      bool unbound = false;
+      for (size_t j = 0; j < l.indices.size(); ++j) {
+        const ir::Operand &x = l.indices[j], &y = r.indices[j];
+        if (x.isLiteral() && y.isLiteral())
+          continue;
+        if (ir::toString(x) == ir::toString(y))
+          continue;
+        differing.push_back({&x, &y});
+        for (const ir::Operand *d : {&x, &y})
+          if (d->isValue()) {
+            auto it = out_.variables.find(d->value);
+            if (it == out_.variables.end()) {
+              unbound = true; // not bound by these files: nothing to check
+              continue;
+            }
+            ids = &it->second;
+            rows = it->second.values.size();
+          }
+      }
+      if (!ids || unbound)
+        continue;
+      std::vector<size_t> same;
+      for (size_t row = 0; row < rows; ++row) {
+        bool aliased = true;
+        for (auto [x, y] : differing)
+          aliased = aliased && idAt(*x, row) == idAt(*y, row);
+        if (aliased)
+          same.push_back(row);
+      }
+      if (same.empty())
+        continue;
+      std::string list;
+      for (size_t k = 0; k < same.size() && k < 5; ++k)
+        list += (k ? ", " : "") + std::to_string(same[k]);
+      if (same.size() > 5)
+        list += " and " + std::to_string(same.size() - 5) + " more";
+      const SourceLoc at = alias.factor->loc.begin;
+      errors_.push_back(ids->file + ": in " + std::string(same.size() == 1 ? "element " : "elements ") + list +
+                        " of plate %" + plateOfRead(l, r) + ", '" + ir::sourceSpelling(l) +
+                        "' and '" + ir::sourceSpelling(r) + "' are the same variable, which the " +
+                        displayName(alias.factor->family) + " at model line " + std::to_string(at.line) + ":" +
+                        std::to_string(at.col) +
+                        " takes as two operands; variational message passing treats the operands of arithmetic "
+                        "as independent, so a variable may enter it only once (drop those rows, or model them "
+                        "with a factor of their own)");
+    }
+  }
+
+  /// The plate whose elements the Data ids of an aliasing pair are read at.
+  static std::string plateOfRead(const ir::Operand &l, const ir::Operand &r) {
+    for (const ir::Operand *o : {&l, &r})
+      for (const ir::Operand &i : o->indices)
+        if (i.isValue() && !i.value->dims.empty())
+          return i.value->dims.back()->name;
+    return "?";
   }
 
   /// Gaussian observations far from zero for their spread. A Gaussian's

@@ -18,6 +18,7 @@
 #include "codegen/plan/Plan.h"
 #include "codegen/transforms/PlanPassManager.h"
 #include "frontend/AST.h"
+#include "ir/Aliasing.h"
 #include "ir/Diagnostics.h"
 #include "ir/Evaluate.h"
 #include "ir/IR.h"
@@ -503,6 +504,7 @@ private:
     opts.tolerance = 0; // exactly N more iterations, as Infer.NET's NumberOfIterations
     opts.seed = seed_;
     opts.discreteObservations = rt::discreteObservations(*module_);
+    opts.coupledElements = ir::coupledElements(*module_);
     gInterrupted = false;
     opts.interrupt = &gInterrupted;
     struct sigaction sa {}, old {};

@@ -8,6 +8,7 @@
 #include "codegen/exec/Executor.h"
 #include "codegen/llvm/Jit.h"
 #include "codegen/llvm/LLVMCodegen.h"
+#include "ir/Aliasing.h"
 #include "ir/Diagnostics.h"
 #include "passes/PassManager.h"
 #include "tools/Driver.h"
@@ -275,6 +276,7 @@ bool evaluateHeldout(const HeldoutOptions &h, const codegen::Inference &trained,
   codegen::RunOptions options = h.run;
   options.afterIteration = nullptr;
   options.discreteObservations = rt::discreteObservations(*module);
+  options.coupledElements = ir::coupledElements(*module);
   rt::RunSummary summary;
   if (!inference.run(*engine, options, summary, nullptr, error)) {
     llvm::errs() << "ppc: error: --heldout: " << error << "\n";

@@ -14,6 +14,7 @@
 #include "codegen/plan/Plan.h"
 #include "codegen/transforms/PlanPassManager.h"
 #include "frontend/AST.h"
+#include "ir/Aliasing.h"
 #include "ir/Diagnostics.h"
 #include "ir/Evaluate.h"
 #include "ir/IR.h"
@@ -327,6 +328,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
   summary.initSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - initStart).count();
   codegen::RunOptions runOptions = flags.run;
   runOptions.discreteObservations = rt::discreteObservations(module);
+  runOptions.coupledElements = ir::coupledElements(module);
   runOptions.farFromZero = farFromZero;
   std::unique_ptr<codegen::Checkpointer> checkpoints;
   if (!flags.checkpoint.empty() || !flags.resume.empty()) {

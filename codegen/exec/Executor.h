@@ -150,6 +150,9 @@ struct RunOptions {
   /// Gaussian observations far from zero for their spread (rt::BoundData's
   /// farFromZero): a decrease of the ELBO is then said to be rounding.
   std::vector<std::string> farFromZero;
+  /// Plate variables with three or more elements in one linear combination
+  /// (ir::coupledElements): their joint step may then lower the ELBO.
+  std::vector<std::string> coupledElements;
   /// Called after each iteration with the summary so far (checkpoints).
   std::function<bool(const rt::RunSummary &, std::string &error)> afterIteration;
 };

@@ -155,7 +155,15 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
                     "passing never decreases it, so ",
                     static_cast<long long>(it), previous, value, r.change);
       error = buf;
-      if (opts.farFromZero.empty()) {
+      if (opts.farFromZero.empty() && !opts.coupledElements.empty()) {
+        std::string reads;
+        for (const std::string &c : opts.coupledElements)
+          reads += (reads.empty() ? "" : "; ") + c;
+        error += "this comes from elements of one plate in one linear combination (" + reads +
+                 "): ppc updates a plate's elements together, which is coordinate ascent for at most two of them "
+                 "in one combination; give those elements variables of their own, or standardize the columns "
+                 "that multiply them";
+      } else if (opts.farFromZero.empty()) {
         error += "this is a bug in ppc";
       } else {
         std::string names;
