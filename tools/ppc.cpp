@@ -345,6 +345,13 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
                 " started with --seed " + std::to_string(seed) + ", and a resumed run continues it (give that seed "
                 "or none)";
       }
+      if (ok && found && summary.iterations > flags.run.maxIterations) {
+        ok = false;
+        error = "--iters " + std::to_string(flags.run.maxIterations) + ": the run checkpointed in " + flags.resume +
+                " has done " + std::to_string(summary.iterations) +
+                " iterations, and a resumed run goes on to --iters (give at least " +
+                std::to_string(summary.iterations) + ", or run without --resume)";
+      }
       if (ok && found)
         summary.options["seed"] = std::to_string(seed); // the run's own
       if (!ok)
@@ -661,6 +668,10 @@ static int ppcMain(int argc, char **argv) {
     return usageError("--heldout scores held-out data after training, which needs --infer FILE");
   if (!heldoutFiles.empty() && !emit.empty())
     return usageError("--heldout scores held-out data after a run; --emit=" + emit + " stops before it");
+  if (emit == "ast" && (!paramFlags.empty() || !binding.files.empty()))
+    return usageError(std::string(paramFlags.empty() ? "--infer" : "-p") +
+                      ": --emit=ast prints the syntax tree, which parameters and data do not change (--emit=ir "
+                      "and later levels check them)");
   if (!run.sources.empty() && emit == "ast")
     return usageError(run.sources.front().flag() + ": --emit=ast prints the syntax tree, which " +
                       (run.sources.front().given ? "--given" : "--init") + " does not change");
