@@ -27,6 +27,10 @@ using ir::OpKind;
 using ir::TypeKind;
 using ir::Value;
 
+/// Whether a variable of this type holds one number per element (a vector,
+/// a probability vector or a matrix holds a row of them).
+bool isScalarKind(TypeKind k) { return k != TypeKind::Vector && k != TypeKind::Simplex && k != TypeKind::PDMatrix; }
+
 /// How messages name a variable the data bind.
 std::string kindOf(const Value *v) { return ir::isKnownInput(v) ? "the Data input" : "observed variable"; }
 
@@ -713,10 +717,10 @@ private:
             // counts cannot be missing.
             std::string why = missingProblem(v, width, trials);
             if (!why.empty()) {
-              errors_.push_back(where(t, r, cols[c]) + ": empty value (" + why + ")");
+              errors_.push_back(where(t, r, cols[c]) + ": missing value (" + why + ")");
               return;
             }
-            bv.missing.push_back(groupOf[r]);
+            bv.missing.push_back(groupOf[r] * int64_t(width) + int64_t(c));
             bv.values[size_t(groupOf[r]) * width + c] = support_(v, 0.0).empty() ? 0.0 : 1.0;
             continue;
           }
@@ -788,7 +792,7 @@ private:
       }
       if (!bv.missing.empty()) {
         std::sort(bv.missing.begin(), bv.missing.end());
-        if (bv.missing.size() == size_t(groups) && !opts_.partition && !opts_.allowAllMissing) {
+        if (bv.missing.size() == bv.values.size() && !opts_.partition && !opts_.allowAllMissing) {
           errors_.push_back(t.path + ": every value of '" + v->name +
                             "' is missing, so there is nothing to infer from (to predict them from a trained model, "
                             "give its posteriors: --given VAR=FILE)");
@@ -816,7 +820,9 @@ private:
     const Op *def = elementDefinition(v);
     if (ir::isKnownInput(v) || !def || def->kind != OpKind::Random)
       return "'" + v->name + "' is a known input, which cannot be missing";
-    if (width != 1 || trials.multinomial)
+    // A scalar per column (a known-size plate spread over columns, --map
+    // VAR=p*) may miss any cell; a vector's row is one element, whole.
+    if (trials.multinomial || (width != 1 && !isScalarKind(v->type.kind)))
       return "a missing value is supported for a scalar observation, not in a row of '" + v->name + "'";
     return "";
   }
