@@ -1031,9 +1031,17 @@ private:
       static const std::set<std::string> kWeightNames = {"count", "counts", "n", "freq", "frequency",
                                                           "weight", "weights", "tf"};
       const bool looksLikeWeight = !opts_.weight && kWeightNames.count(name);
-      out_.warnings.push_back(t.path + ": column '" + name + "' (" + std::to_string(c + 1) +
-                              ") binds nothing in the model and is ignored" +
-                              (looksLikeWeight ? "; to weigh each row by it, give --weight " + name : std::string()));
+      const Value *latent = m_.lookup(name);
+      const bool looksLikeLatent = latent && latent->def && latent->def->kind == OpKind::Random &&
+                                   !latent->def->observed && latent->type.isRandom();
+      out_.warnings.push_back(
+          t.path + ": column '" + name + "' (" + std::to_string(c + 1) + ") binds nothing in the model and is ignored" +
+          (looksLikeWeight ? "; to weigh each row by it, give --weight " + name : std::string()) +
+          (looksLikeLatent ? "; '" + name +
+                                 "' is a latent variable (other variables depend on it), which ppc infers: data "
+                                 "bind only variables nothing reads, so to use the column declare it Data "
+                                 "(val " + name + " = ....map(_ => Data))"
+                           : std::string()));
     }
     if (unused > kNamed)
       out_.warnings.push_back(t.path + ": " + std::to_string(unused - kNamed) + " more columns bind nothing and are " +
