@@ -248,13 +248,53 @@ void PlanBuilder::findWholeRowLocals() {
   auto persists = [&](const Value *stmt) {
     return elsewhere.count(stmt) || (inElementLoops.count(stmt) && !perElement.count(stmt));
   };
+  // The init block passes over the elements once per fused loop: a message
+  // that reads a local's marginal computed by an earlier pass (not yet by
+  // its own) would read the last element's rows. With a noise of known
+  // precision, `si + 2.0` observed through Gaussian(., 1.0) computes
+  // y.1.back in one pass and reads it in the next.
+  std::set<const Value *> readAcrossPasses;
+  if (m_.initSchedule)
+    for (const auto &op : m_.initSchedule->ops) {
+      if (!((op->kind == OpKind::Fuse || op->kind == OpKind::Local) && op->operands[0].value == nestedPlate_))
+        continue;
+      std::set<const Value *> computed;
+      for (const auto &r : op->regions)
+        ir::walk(*r, [&](const Op &u) {
+          if (u.kind != OpKind::Update || u.operands.empty() || !u.operands[0].isValue())
+            return;
+          const Value *stmt = u.operands[0].value;
+          if (stmt->def && stmt->def->kind == OpKind::Msg)
+            for (const ir::Operand &o : stmt->def->operands)
+              if (o.isValue() && o.value->def && o.value->def->kind == OpKind::Marginal && !computed.count(o.value))
+                readAcrossPasses.insert(o.value);
+          computed.insert(stmt);
+        });
+    }
+  // A missing value's posterior predictive (the Predict block, after the
+  // run) reads its factor's operands for every missing element: a value
+  // computed per element (mu(d) + si) must keep its rows.
+  ir::walk(m_.body, [&](const Op &op) {
+    if (op.kind != OpKind::Random || !op.observed || op.results.empty())
+      return;
+    // (In a data-parallel run every process builds the same plan: the
+    // variables missing values anywhere.)
+    auto bound = data_.variables.find(op.result());
+    if (bound == data_.variables.end() ||
+        (partitioned_ ? !predicted_.count(op.result()->name) : bound->second.missing.empty()))
+      return;
+    for (const ir::Operand &o : op.operands)
+      if (o.isValue() && o.value->dims.size() == 2 && o.value->dims[0] == nestedPlate_)
+        wholeRowLocals_.insert(o.value);
+  });
   ir::walk(*m_.messages, [&](const Op &op) {
     const Value *q = nullptr, *stmt = op.result();
     if (op.kind == OpKind::Marginal)
       q = stmt;
     else if (op.kind == OpKind::Msg && op.target && op.target->isValue())
       q = op.target->value;
-    if (q && q->def && q->def->kind == OpKind::Marginal && !q->def->operands.empty() && persists(stmt))
+    if (q && q->def && q->def->kind == OpKind::Marginal && !q->def->operands.empty() &&
+        (persists(stmt) || (op.kind == OpKind::Marginal && readAcrossPasses.count(stmt) && inElementLoops.count(stmt))))
       wholeRowLocals_.insert(q->def->operands[0].value);
   });
 }
