@@ -432,6 +432,10 @@ private:
 
   void evidenceFor(Op &f, const std::vector<Ref> &args, const std::vector<Op *> &whens, size_t j) {
     Op *inner = whens[j];
+    // A condition with a given posterior (--given) receives no messages: its
+    // case probabilities stay as given.
+    if (const Ref cond = resolve(inner->operands[0].value->def->operands[0]); cond.var && cond.var->def->given)
+      return;
     const FactorOperators &ops = factorOperators(f.family);
     std::vector<Op *> loops = ir::enclosingLoops(f);
     auto emit = [&](const std::string &kernel, const std::vector<std::pair<Operand, DepKind>> &inputs,

@@ -159,19 +159,8 @@ double countObservations(const ir::Module &m, const ir::Evaluation &eval, const 
   (void)m;
   double total = 0;
   for (const auto &[v, bv] : data.variables) {
-    if (!v->def || !v->def->isRandom() || !v->def->observed)
-      continue; // known inputs (Data) are not observations
-    // Missing values are not observations.
-    std::vector<bool> missing(bv.weights.empty() ? 0 : bv.weights.size(), false);
-    for (int64_t e : bv.missing)
-      if (size_t(e) < missing.size())
-        missing[size_t(e)] = true;
-    if (!bv.weights.empty()) {
-      for (size_t e = 0; e < bv.weights.size(); ++e)
-        total += missing[e] ? 0.0 : bv.weights[e];
-      continue;
-    }
-    total -= double(bv.missing.size()); // a scalar each (only scalars can be missing)
+    if (ir::isKnownInput(v))
+      continue; // known inputs (Data) are not observations; observed variables are (through if/match too)
     double width = 1;
     if (v->type.kind == ir::TypeKind::Vector) {
       const ir::Dim &d = v->type.dim;
@@ -180,7 +169,18 @@ double countObservations(const ir::Module &m, const ir::Evaluation &eval, const 
       else if (auto n = eval.valueOf(d.value))
         width = *n;
     }
-    total += double(bv.values.size()) / std::max(width, 1.0);
+    // An element is a scalar or a vector's row; missing values (scalars)
+    // are not observations; a weight is per row, which in wide format
+    // holds several scalar elements.
+    const size_t elements = size_t(double(bv.values.size()) / std::max(width, 1.0));
+    std::vector<bool> missing(elements, false);
+    for (int64_t e : bv.missing)
+      if (size_t(e) < elements)
+        missing[size_t(e)] = true;
+    const size_t perRow = bv.weights.empty() ? 1 : std::max<size_t>(1, elements / bv.weights.size());
+    for (size_t e = 0; e < elements; ++e)
+      if (!missing[e])
+        total += bv.weights.empty() ? 1.0 : bv.weights[e / perRow];
   }
   return total;
 }
