@@ -267,10 +267,14 @@ public:
     if (!plate) {
       const std::string why = "the model has no local variables" +
                               (info->whyNot.empty() ? std::string() : " (" + info->whyNot + ")");
-      if (requested && ctx.localSchedule != LS::NestedWhereLocal)
-        ctx.diags.warning(m.loc, "--local-iters/--local-restart ignored: " + why);
-      else
+      if (requested && ctx.localSchedule != LS::NestedWhereLocal) {
+        std::string flags;
+        for (const std::string &f : ctx.localFlags)
+          flags += ", " + f;
+        ctx.diags.warning(m.loc, "--schedule nested" + flags + " ignored: " + why + "; the plain schedule runs");
+      } else {
         flagsIgnored(why);
+      }
       return true;
     }
     auto &ops = m.iterationSchedule->ops;
