@@ -81,6 +81,8 @@ struct CsvSplit {
 struct CsvBatch {
   size_t begin = 0, end = 0;
   int64_t elements = 0;
+  int64_t withRows = 0; ///< the elements some row names (by an index column: ids with gaps are elements without rows)
+  uint64_t digest = 0;  ///< of the batch's rows' bytes: a resumed stream must read the same data
   std::optional<double> keyBefore;
 };
 

@@ -257,6 +257,26 @@ private:
     for (double b : everyones(double(stream_->batches.size())))
       perEpoch_ = std::max(perEpoch_, int64_t(b));
     dataSize_ = o_.dataSize > 0 ? o_.dataSize : elements;
+    // Ids with gaps are elements without rows: they count in the data size,
+    // which scales every batch (a file of ids 160..199 is 200 elements).
+    // The data's digest, every process's part (as two exact 32-bit halves).
+    uint64_t digest = 0;
+    for (const rt::CsvBatch &b : stream_->batches)
+      digest = (digest ^ b.digest) * 0x9E3779B97F4A7C15ull + 1;
+    const std::vector<double> low = everyones(double(digest & 0xffffffffull)), high = everyones(double(digest >> 32));
+    dataDigest_ = 0;
+    for (size_t p = 0; p < low.size(); ++p)
+      dataDigest_ = (dataDigest_ ^ (uint64_t(high[p]) << 32 | uint64_t(low[p]))) * 0x9E3779B97F4A7C15ull + 1;
+    int64_t mine = 0, withRows = 0;
+    for (const rt::CsvBatch &b : stream_->batches)
+      mine += b.withRows;
+    for (double w : everyones(double(mine)))
+      withRows += int64_t(w);
+    if (withRows < elements && o_.dataSize <= 0 && root())
+      llvm::errs() << "ppc: warning: " << stream_->file << ": " << (elements - withRows) << " of the " << elements
+                   << " elements of plate %" << plate_->name << " have no rows (ids with gaps, in column '"
+                   << stream_->key << "'); a stochastic run counts them in the data size, which scales each "
+                      "batch: renumber the ids from 0 without gaps, or give --data-size\n";
     totalSteps_ = perEpoch_ * o_.epochs;
     rt::RunSummary::Stochastic st;
     st.batches = perEpoch_;
@@ -418,7 +438,7 @@ private:
     llvm::raw_string_ostream os(s);
     ir::print(*r_.module, os);
     os << "\nbatch " << o_.batch << " tau0 " << ir::formatDouble(o_.tau0) << " kappa " << ir::formatDouble(o_.kappa)
-       << " data " << dataSize_ << " steps per epoch " << perEpoch_
+       << " data " << dataSize_ << " digest " << dataDigest_ << " steps per epoch " << perEpoch_
        << " seed " << r_.seed << " processes " << (comm_ ? comm_->size() : 1) << " engine " << r_.engine
        << " threads " << r_.threads;
     return std::to_string(std::hash<std::string>{}(os.str()));
@@ -592,6 +612,7 @@ private:
   StochasticStep step_;
   StreamState state_;
   int64_t dataSize_ = 0, perEpoch_ = 0, totalSteps_ = 0, lastBatchElements_ = 0;
+  uint64_t dataDigest_ = 0; ///< of the stream's rows (the checkpoint's fingerprint)
   std::vector<std::string> vocab_; ///< --vocab's words, read before the first step
   double evaluationSeconds = 0; ///< held-out scores during the run, and at its end
   /// JIT compiles of the batches' shapes during the run (the first step's,
