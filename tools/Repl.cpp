@@ -538,6 +538,12 @@ private:
                                              : 0;
     out_ << "iteration " << summary_.iterations << ": ELBO " << llvm::format("%.10g", summary_.elbo.back())
          << "  change " << llvm::format("%.3e", change) << "\n";
+    if (done > 0 && summary_.heldout) {
+      // The score was of earlier posteriors: :save and :report would show it
+      // beside these.
+      summary_.heldout.reset();
+      out_ << "(the held-out score was of the posteriors before these iterations; :heldout scores these)\n";
+    }
   }
 
   void reset() {
