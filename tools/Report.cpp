@@ -408,12 +408,19 @@ std::string scatterPlot(const Scatter &s, const ReportInput &in) {
   if (xs == in.observed.end() || ys == in.observed.end())
     return "";
   std::vector<std::pair<double, double>> pts;
+  size_t notDrawn = 0; // rows missing a value (NaN): drawn on neither axis
+  auto add = [&](double x, double y) {
+    if (std::isfinite(x) && std::isfinite(y))
+      pts.emplace_back(x, y);
+    else
+      ++notDrawn;
+  };
   if (s.multivariate)
     for (size_t i = 0; i + 1 < xs->second.size(); i += 2)
-      pts.emplace_back(xs->second[i], xs->second[i + 1]);
+      add(xs->second[i], xs->second[i + 1]);
   else
     for (size_t i = 0; i < xs->second.size() && i < ys->second.size(); ++i)
-      pts.emplace_back(xs->second[i], ys->second[i]);
+      add(xs->second[i], ys->second[i]);
   // Components: mean and covariance (E[precision]^-1, a plug-in).
   struct Component {
     double mx, my, sxx, sxy, syy;
@@ -464,7 +471,11 @@ std::string scatterPlot(const Scatter &s, const ReportInput &in) {
     a->hi += pad;
   }
   const std::string xl = s.multivariate ? s.xName + "[0]" : s.xName, yl = s.multivariate ? s.yName + "[1]" : s.yName;
-  p.frame("the data and each component of " + s.indicator + " (mean, 2 sd ellipse)", xl, yl);
+  p.frame("the data and each component of " + s.indicator + " (mean, 2 sd ellipse)" +
+              (notDrawn ? "; " + std::to_string(notDrawn) + (notDrawn == 1 ? " row" : " rows") +
+                              " with a missing value not drawn"
+                        : std::string()),
+          xl, yl);
   const size_t stride = std::max<size_t>(1, pts.size() / 5000); // at most 5000 points drawn
   for (size_t i = 0; i < pts.size(); i += stride)
     p.canvas.circle(p.x(pts[i].first), p.y(pts[i].second), 2.2, "#555", 0.45);

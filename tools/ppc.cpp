@@ -40,6 +40,7 @@
 #include <filesystem>
 #include <fstream>
 #include <fcntl.h>
+#include <limits>
 #include <numeric>
 #include <unistd.h>
 #include <llvm/Config/llvm-config.h>
@@ -113,9 +114,13 @@ struct RunFlags {
 /// variables of at most a million values, by name.
 std::map<std::string, std::vector<double>> observedForReport(const rt::BoundData &data) {
   std::map<std::string, std::vector<double>> out;
-  for (const auto &[v, bv] : data.variables)
-    if (bv.values.size() <= 1000000 && bv.missing.empty())
-      out[v->name] = bv.values;
+  for (const auto &[v, bv] : data.variables) {
+    if (bv.values.size() > 1000000)
+      continue;
+    std::vector<double> &values = out[v->name] = bv.values;
+    for (int64_t e : bv.missing) // missing values are scalars: element e is entry e
+      values[size_t(e)] = std::numeric_limits<double>::quiet_NaN();
+  }
   return out;
 }
 
