@@ -700,8 +700,12 @@ private:
     }
     for (const Value *v : vars) {
       std::vector<Column> cols = valueColumns(t, v);
-      for (const Column &c : cols)
+      for (const Column &c : cols) {
         used.insert(c.name);
+        if (weights && c.name == weightCol.name)
+          out_.warnings.push_back(t.path + ": column '" + c.name + "' is both the rows' --weight and the values of '" +
+                                  v->name + "': each row counts as many times as its own value");
+      }
       BoundVariable bv;
       bv.file = t.path;
       size_t width = cols.size();
