@@ -246,6 +246,7 @@ public:
     if (!errors_.empty())
       return std::nullopt;
     checkDataAliases();
+    checkChainWeights();
     if (!errors_.empty())
       return std::nullopt;
     warnFarFromZero();
@@ -882,6 +883,45 @@ private:
                             std::to_string(offsets.back()) + " elements of plate %" + plate->name +
                             " have no rows (id" + (missing.size() > 1 ? "s " : " ") + list + " in column '" +
                             col.name + "'); they are empty and their posteriors stay at the prior");
+  }
+
+  /// A weight repeats a row's element (docs/data.md); along a chain an
+  /// element is one step of a sequence, which cannot be repeated alone: the
+  /// chain's posterior (forward-backward, the smoother) reads every step
+  /// once while the globals' updates would count it w times, a fixed point
+  /// of no model. A weight constant along each sequence repeats the
+  /// sequence, which is exact; a weight that changes along one is refused.
+  void checkChainWeights() {
+    std::set<const Value *> chainPlates;
+    ir::walk(m_.body, [&](const Op &op) {
+      if (op.isRandom() && isChainFamily(op.family) && !op.results.empty() && !op.result()->dims.empty())
+        chainPlates.insert(op.result()->dims.back());
+    });
+    for (const auto &[v, bv] : out_.variables) {
+      if (bv.weights.empty())
+        continue;
+      for (const Value *plate : v->dims) {
+        auto bp = out_.plates.find(plate);
+        if (!chainPlates.count(plate) || bp == out_.plates.end() || bp->second.offsets.size() < 2)
+          continue;
+        const BoundPlate &steps = bp->second;
+        const size_t n = size_t(steps.flattened());
+        if (n == 0 || bv.weights.size() % n != 0)
+          continue;
+        const size_t per = bv.weights.size() / n; // weights per step (a plate inside the chain's steps)
+        for (size_t g = 0; g + 1 < steps.offsets.size(); ++g) {
+          const size_t from = size_t(steps.offsets[g]) * per, to = size_t(steps.offsets[g + 1]) * per;
+          for (size_t e = from + 1; e < to; ++e)
+            if (bv.weights[e] != bv.weights[from]) {
+              errors_.push_back(bv.file + ": --weight " + *opts_.weight + " is " + fmt(bv.weights[from]) + " and " +
+                                fmt(bv.weights[e]) + " within sequence " + std::to_string(g) + " of the chain over %" +
+                                plate->name + ": a weight repeats a row's element, and a chain's step cannot be "
+                                "repeated alone (give each sequence one weight, which repeats the whole sequence)");
+              return;
+            }
+        }
+      }
+    }
   }
 
   /// Two reads of one latent variable in one deterministic factor that are
