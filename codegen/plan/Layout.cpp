@@ -59,6 +59,11 @@ const PlanBuilder::PlateInfo *PlanBuilder::plate(const Value *pl, SourceRange wh
     info.offsets = addBuffer("offsets." + pl->name, true, int64_t(bound->second.offsets.size()));
     p_.buffers[info.offsets].ints = bound->second.offsets;
     info.total = bound->second.flattened();
+  } else if (std::optional<int64_t> lo = plateLowerBound(pl), hi = plateUpperBound(pl); lo && hi) {
+    // A plate the passes made after the parameters were evaluated (the gate
+    // pass's loop over the cases after those a `match` lists): its bounds
+    // are parameters or constants.
+    info.size = std::max<int64_t>(0, *hi - *lo + (pl->def->plateKind == Op::PlateKind::To ? 1 : 0));
   } else {
     fail(where, "plate %" + pl->name + " has no size: no data file gives its elements");
     return nullptr;
@@ -100,6 +105,28 @@ ExprId PlanBuilder::indexExpr(const Operand &o, const Env &env, SourceRange wher
   }
   fail(where, "cannot generate code for the index " + ir::toString(o));
   return p_.intConst(0);
+}
+
+/// Bound `which` (0: lo, 1: hi) of a known plate `lo until hi`, if known.
+std::optional<int64_t> PlanBuilder::plateBound(const Value *plate, size_t which) const {
+  const Op *def = plate->def;
+  if (!def || def->kind != OpKind::Plate || def->plateKind == Op::PlateKind::Data || def->operands.size() != 2)
+    return std::nullopt;
+  const Operand &b = def->operands[which];
+  if (b.isLiteral())
+    return int64_t(b.literal());
+  if (b.isValue() && b.indices.empty())
+    if (std::optional<double> v = ev_.valueOf(b.value))
+      return int64_t(*v);
+  return std::nullopt;
+}
+
+ExprId PlanBuilder::caseExpr(const Operand &o, const Env &env, SourceRange where) {
+  ExprId k = indexExpr(o, env, where);
+  if (!o.isValue() || !o.value->isLoopIndex() || o.value->loop->operands.empty())
+    return k;
+  const std::optional<int64_t> lo = plateLowerBound(o.value->loop->operands[0].value);
+  return lo && *lo != 0 ? p_.add(k, p_.intConst(*lo)) : k;
 }
 
 /// The flat element of `v[idx...]`; of a scratch posterior, the row

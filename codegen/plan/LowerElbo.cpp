@@ -139,7 +139,7 @@ void PlanBuilder::emitElbo(const Region &r, std::vector<Stmt> &out, Env &env, st
       }
       if (collapsed_.count(cond.posterior))
         break; // in the condition's log normalizer
-      ExprId w = gateWeight({{cond, indexExpr(op->operands[1], env, op->loc)}});
+      ExprId w = gateWeight({{cond, caseExpr(op->operands[1], env, op->loc)}});
       weights.push_back(w);
       emitElbo(*op->regions[0], out, env, weights, false);
       weights.pop_back();

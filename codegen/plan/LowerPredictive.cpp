@@ -57,7 +57,7 @@ void PlanBuilder::emitPredictive(const Region &r, std::vector<Stmt> &out, Env &e
       const bool scratch = p_.posteriors[size_t(cond.posterior)].scratch;
       const bool outer = scratchGate_;
       scratchGate_ = scratchGate_ || scratch;
-      weights.push_back(gateWeight({{cond, indexExpr(op->operands[1], env, op->loc)}}));
+      weights.push_back(gateWeight({{cond, caseExpr(op->operands[1], env, op->loc)}}));
       emitPredictive(*op->regions[0], out, env, weights);
       weights.pop_back();
       scratchGate_ = outer;

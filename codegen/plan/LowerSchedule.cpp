@@ -489,7 +489,7 @@ void PlanBuilder::emitMessageCall(const Op &msg, Env &env, std::vector<Stmt> &ou
   }
   std::vector<std::pair<Source, ExprId>> gates;
   for (const auto &[cond, k] : msg.gates)
-    gates.emplace_back(resolveMessageOperand(cond, env, msg.loc), indexExpr(k, env, msg.loc));
+    gates.emplace_back(resolveMessageOperand(cond, env, msg.loc), caseExpr(k, env, msg.loc));
   if (!ok_)
     return;
   ExprId w = gateWeight(gates);
@@ -519,7 +519,7 @@ void PlanBuilder::emitMessageCall(const Op &msg, Env &env, std::vector<Stmt> &ou
   auto call = marshal(msg.kernel, *role, args, w, repl, std::nullopt, msg.loc, &replUsed);
   if (!call)
     return;
-  ExprId k = indexExpr(*msg.targetCase, env, msg.loc);
+  ExprId k = caseExpr(*msg.targetCase, env, msg.loc);
   call->result = Stmt::Result::Slot;
   call->buffer = acc;
   ExprId scale = replUsed ? w : times(w, repl);

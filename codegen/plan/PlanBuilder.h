@@ -105,6 +105,14 @@ private:
   const PlateInfo *plate(const Value *pl, SourceRange where);
   int64_t elementCount(const std::vector<Value *> &dims, SourceRange where, bool scratch = false);
   ExprId indexExpr(const Operand &o, const Env &env, SourceRange where);
+  /// A case label (`when %c case %k`, evidence to case %k): a loop index
+  /// over `lo until hi` names case lo + its position (the gate pass's loop
+  /// over the cases after those a `match` lists).
+  ExprId caseExpr(const Operand &o, const Env &env, SourceRange where);
+  /// A known plate's bounds (`lo`, `hi` of `lo until hi`), if known.
+  std::optional<int64_t> plateBound(const Value *plate, size_t which) const;
+  std::optional<int64_t> plateLowerBound(const Value *plate) const { return plateBound(plate, 0); }
+  std::optional<int64_t> plateUpperBound(const Value *plate) const { return plateBound(plate, 1); }
   ExprId flatIndex(const std::vector<Value *> &dims, const std::vector<Operand> &idx, const Env &env,
                    SourceRange where, bool scratch = false);
   ExprId loopBound(const Op &loop, const Env &env);

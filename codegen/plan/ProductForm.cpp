@@ -59,7 +59,8 @@ bool PlanBuilder::entryEvidence(const Op &msg) const {
   std::vector<Op *> loops = ir::enclosingLoops(msg);
   const Operand &parent = msg.operands[1];
   return !loops.empty() && msg.targetCase && msg.targetCase->isValue() &&
-         msg.targetCase->value == loops.back()->index && parent.indices.size() == 1 &&
+         msg.targetCase->value == loops.back()->index && plateLowerBound(loops.back()->operands[0].value) == 0 &&
+         parent.indices.size() == 1 &&
          parent.indices[0].isValue() && parent.indices[0].value == loops.back()->index &&
          !usesIndex(msg.operands[0], loops.back()->index) && !usesIndex(*msg.target, loops.back()->index);
 }
