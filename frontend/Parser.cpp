@@ -619,6 +619,9 @@ private:
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), lit->value);
     if (ec != std::errc() || p != text.data() + text.size())
       diags_.error(lit->loc, "integer literal " + t->getText() + " is too large");
+    else if (lit->value > (int64_t(1) << 53)) // sizes and indices are exact in a double up to 2^53
+      diags_.error(lit->loc, "integer literal " + t->getText() +
+                                 " is beyond 2^53 (9007199254740992), where ppc's sizes and indices stop being exact");
     return lit;
   }
 
