@@ -177,7 +177,8 @@ SValue Lowering::knownInput(SourceRange loc, const std::vector<ast::ExprPtr> *ar
     if (d.kind != SValue::Kind::Det || !d.isLong || (d.det.isValue() && d.det.value->isLoopIndex()))
       return fail(d.loc, "the dimension of Data(D) must be a Long known before inference; got " + describe(d));
     if (d.constant && *d.constant < 1)
-      return fail(d.loc, "the dimension of Data(D) must be at least 1; got " + sourceText(d.loc));
+      return fail((*args)[0]->loc,
+                  "the dimension of Data(D) must be at least 1; got " + std::to_string(int64_t(*d.constant)));
     t = Type::withDim(TypeKind::Vector,
                       d.det.isValue() ? Dim::of(d.det.value) : Dim::of(int64_t(d.constant.value_or(1))));
   }

@@ -203,6 +203,19 @@ std::optional<Evaluation> evaluate(const Module &m, const std::map<std::string, 
       checkIndices(op, o);
   });
 
+  // A Data(D) input's dimension, now that parameters have values
+  // (Data(-K), Data(K - 1L) with K = 1).
+  walk(m.body, [&](const Op &op) {
+    if (op.kind != OpKind::Data || op.results.empty() || op.result()->type.kind != TypeKind::Vector)
+      return;
+    const Dim &d = op.result()->type.dim;
+    if (d.isConstant() || !d.value)
+      return;
+    if (std::optional<double> n = ev.valueOf(d.value); n && *n < 1)
+      diags.error(op.loc, "the dimension of Data(D) must be at least 1; got " +
+                              showOperand(Operand::ofValue(d.value), ev, diags));
+  });
+
   // Constant arguments of factors, now that parameters have values.
   walk(m.body, [&](const Op &op) {
     if (!op.isRandom())
