@@ -36,30 +36,6 @@ std::string kindOf(const Value *v) { return ir::isKnownInput(v) ? "the Data inpu
 
 bool isDataPlate(const Value *p) { return p->def && p->def->plateKind == Op::PlateKind::Data; }
 
-/// The variables the user observes: observed factors outside branches, the
-/// known inputs (`Data`), and the results of conditionals whose branches
-/// yield observed variables.
-std::vector<const Value *> observedVariables(const ir::Module &m) {
-  std::vector<const Value *> out;
-  std::function<void(const ir::Region &, bool)> visit = [&](const ir::Region &r, bool inBranch) {
-    for (const auto &op : r.ops) {
-      if ((op->kind == OpKind::Random || op->kind == OpKind::Data) && op->observed && !inBranch)
-        out.push_back(op->result());
-      if ((op->kind == OpKind::If || op->kind == OpKind::Match) && !inBranch)
-        for (size_t i = 0; i < op->results.size(); ++i) {
-          const Op *y = op->regions[0]->terminator();
-          if (y && i < y->operands.size() && y->operands[i].value->def && y->operands[i].value->def->observed)
-            out.push_back(op->results[i]);
-        }
-      bool branch = inBranch || op->kind == OpKind::If || op->kind == OpKind::Match;
-      for (const auto &sub : op->regions)
-        visit(*sub, branch);
-    }
-  };
-  visit(m.body, false);
-  return out;
-}
-
 /// The op that defines v's elements: for a conditional's result, the
 /// factor its first branch yields.
 const Op *elementDefinition(const Value *v) {
@@ -74,6 +50,31 @@ const Op *elementDefinition(const Value *v) {
   }
   return def;
 }
+
+/// The variables the user observes: observed factors outside branches, the
+/// known inputs (`Data`), and the results of conditionals whose branches
+/// yield observed variables.
+std::vector<const Value *> observedVariables(const ir::Module &m) {
+  std::vector<const Value *> out;
+  std::function<void(const ir::Region &, bool)> visit = [&](const ir::Region &r, bool inBranch) {
+    for (const auto &op : r.ops) {
+      if ((op->kind == OpKind::Random || op->kind == OpKind::Data) && op->observed && !inBranch)
+        out.push_back(op->result());
+      if ((op->kind == OpKind::If || op->kind == OpKind::Match) && !inBranch)
+        for (size_t i = 0; i < op->results.size(); ++i) {
+          const Op *def = elementDefinition(op->results[i]); // through nested conditionals
+          if (def && def->observed)
+            out.push_back(op->results[i]);
+        }
+      bool branch = inBranch || op->kind == OpKind::If || op->kind == OpKind::Match;
+      for (const auto &sub : op->regions)
+        visit(*sub, branch);
+    }
+  };
+  visit(m.body, false);
+  return out;
+}
+
 
 /// The names a plate answers to for variable `v`: the indices of the loops
 /// over it around v's definition (the lambda parameters of the model:
