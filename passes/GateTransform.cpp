@@ -588,6 +588,12 @@ private:
       } else {
         pos = ops.begin();
       }
+      // Never before the definition of the value it enters, when that is in
+      // the same container (a per-element condition declared in the loop
+      // around a global condition's branch).
+      auto def = std::find_if(ops.begin(), ops.end(), [&](auto &p) { return p.get() == use.value->def; });
+      if (def != ops.end() && def >= pos)
+        pos = def + 1;
       ops.insert(pos, std::move(moved));
     }
     enter->operands = {Operand::ofValue(cd.cases, loopIndicesOf(cd.cases, *home)), element};
