@@ -81,7 +81,7 @@ std::vector<const Value *> observedVariables(const ir::Module &m) {
 /// `g` in `(0L until 2L).map(g => ...)`), its IR name without "P." (`theta`
 /// for the plate of `val theta = ?.map(...)`) unless that is an observed
 /// variable's name, and its IR name.
-std::vector<std::string> plateNames(const Value *plate, const Value *v, const std::set<std::string> &observed) {
+std::vector<std::string> ownPlateNames(const Value *plate, const Value *v, const std::set<std::string> &observed) {
   // Names the user wrote come first; generated loop indices (i.x) last.
   std::vector<std::string> written, generated;
   if (const Op *def = elementDefinition(v))
@@ -93,6 +93,33 @@ std::vector<std::string> plateNames(const Value *plate, const Value *v, const st
   written.insert(written.end(), generated.begin(), generated.end());
   written.push_back(plate->name);
   return written;
+}
+
+/// The names `plate` answers to for `v`, less any that another of v's
+/// plates answers to too: `val g = ?.map(_ => (0L until K).map(_ => ?))`
+/// makes an outer plate %P.g and an inner one %g, and a column 'g' would
+/// bind both (the advice to name a column 'g' then failed).
+std::vector<std::string> plateNames(const Value *plate, const Value *v, const std::set<std::string> &observed) {
+  std::vector<std::string> names = ownPlateNames(plate, v, observed);
+  const size_t before = names.size();
+  for (const Value *other : v->dims) {
+    if (other == plate)
+      continue;
+    const std::vector<std::string> theirs = ownPlateNames(other, v, observed);
+    names.erase(std::remove_if(names.begin(), names.end(),
+                               [&](const std::string &n) {
+                                 return std::find(theirs.begin(), theirs.end(), n) != theirs.end();
+                               }),
+                names.end());
+  }
+  // The advice names the first: after a shared name, the plate's own IR name
+  // (P.g) reads better than a generated loop index (i.y).
+  if (names.empty())
+    names.push_back(plate->name);
+  auto own = std::find(names.begin(), names.end(), plate->name);
+  if (names.size() != before && names.front().rfind("i.", 0) == 0 && own != names.end())
+    std::rotate(names.begin(), own, names.end());
+  return names;
 }
 
 struct Column {
