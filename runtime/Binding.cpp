@@ -31,6 +31,16 @@ using ir::Value;
 /// a probability vector or a matrix holds a row of them).
 bool isScalarKind(TypeKind k) { return k != TypeKind::Vector && k != TypeKind::Simplex && k != TypeKind::PDMatrix; }
 
+/// Ids in a message: the first five, and how many more.
+template <typename Id> std::string firstFew(const std::vector<Id> &ids) {
+  std::string list;
+  for (size_t i = 0; i < ids.size() && i < 5; ++i)
+    list += (i ? ", " : "") + std::to_string(ids[i]);
+  if (ids.size() > 5)
+    list += " and " + std::to_string(ids.size() - 5) + " more";
+  return list;
+}
+
 /// How messages name a variable the data bind.
 std::string kindOf(const Value *v) { return ir::isKnownInput(v) ? "the Data input" : "observed variable"; }
 
@@ -902,11 +912,7 @@ private:
           missing.push_back(e);
     if (missing.empty())
       return;
-    std::string list;
-    for (size_t i = 0; i < missing.size() && i < 5; ++i)
-      list += (i ? ", " : "") + std::to_string(missing[i]);
-    if (missing.size() > 5)
-      list += " and " + std::to_string(missing.size() - 5) + " more";
+    const std::string list = firstFew(missing);
     out_.warnings.push_back(t.path + ": " + std::to_string(missing.size()) + " of the " +
                             std::to_string(offsets.back()) + " elements of plate %" + plate->name +
                             " have no rows (id" + (missing.size() > 1 ? "s " : " ") + list + " in column '" +
@@ -1000,11 +1006,7 @@ private:
       }
       if (same.empty())
         continue;
-      std::string list;
-      for (size_t k = 0; k < same.size() && k < 5; ++k)
-        list += (k ? ", " : "") + std::to_string(same[k]);
-      if (same.size() > 5)
-        list += " and " + std::to_string(same.size() - 5) + " more";
+      const std::string list = firstFew(same);
       const SourceLoc at = alias.factor->loc.begin;
       errors_.push_back(ids->file + ": in " + std::string(same.size() == 1 ? "element " : "elements ") + list +
                         " of plate %" + plateOfRead(l, r) + ", '" + ir::sourceSpelling(l) +
