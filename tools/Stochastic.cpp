@@ -257,8 +257,6 @@ private:
     for (double b : everyones(double(stream_->batches.size())))
       perEpoch_ = std::max(perEpoch_, int64_t(b));
     dataSize_ = o_.dataSize > 0 ? o_.dataSize : elements;
-    // Ids with gaps are elements without rows: they count in the data size,
-    // which scales every batch (a file of ids 160..199 is 200 elements).
     // The data's digest, every process's part (as two exact 32-bit halves).
     uint64_t digest = 0;
     for (const rt::CsvBatch &b : stream_->batches)
@@ -267,6 +265,8 @@ private:
     dataDigest_ = 0;
     for (size_t p = 0; p < low.size(); ++p)
       dataDigest_ = (dataDigest_ ^ (uint64_t(high[p]) << 32 | uint64_t(low[p]))) * 0x9E3779B97F4A7C15ull + 1;
+    // Ids with gaps are elements without rows: they count in the data size,
+    // which scales every batch (a file of ids 160..199 is 200 elements).
     int64_t mine = 0, withRows = 0;
     for (const rt::CsvBatch &b : stream_->batches)
       mine += b.withRows;
