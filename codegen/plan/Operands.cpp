@@ -110,8 +110,19 @@ Source PlanBuilder::resolveGated(const Operand &o, const Env &env, SourceRange w
 
 /// A row with weight c stands for c copies of its plate element (bag of
 /// words): every term of the element is counted c times, except messages
-/// to variables of the element itself (the copies share their posterior).
+/// to variables of the element itself (the copies share their posterior):
+/// a target indexed by the element's index. A target reached through an id
+/// read from the row (alpha(g(i))) is shared with other rows, and each copy
+/// sends it its message.
 /// Returns the weight expression for a statement over `loops`, or kNoExpr.
+/// One of the target's own indices is `index` (z(i), not alpha(g(i))).
+static bool indexedBy(const Operand &target, const Value *index) {
+  for (const Operand &i : target.indices)
+    if (i.isValue() && i.value == index)
+      return true;
+  return false;
+}
+
 ExprId PlanBuilder::replication(const std::vector<Op *> &loops, const Env &env, const Operand *target, SourceRange where) {
   ExprId w = kNoExpr;
   std::set<const Value *> seen;
@@ -124,7 +135,7 @@ ExprId PlanBuilder::replication(const std::vector<Op *> &loops, const Env &env, 
     bool over = true;
     for (size_t j = 0; j < dims.size() && over; ++j)
       over = loops[j]->operands[0].value == dims[j];
-    if (!over || (target && usesIndex(*target, loops[dims.size() - 1]->index)))
+    if (!over || (target && indexedBy(*target, loops[dims.size() - 1]->index)))
       continue;
     std::vector<Operand> idx;
     for (size_t j = 0; j < dims.size(); ++j)
