@@ -42,6 +42,7 @@
 #include <fcntl.h>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <unistd.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Support/Format.h>
@@ -110,23 +111,37 @@ struct RunFlags {
   std::string report, modelPath, modelSource;
 };
 
+/// The processes of a data-parallel run (null: a plain run).
+codegen::Communicator *gComm = nullptr;
+bool isRoot() { return !gComm || gComm->rank() == 0; }
+
 /// Observed values the report draws (a mixture's points): real-valued
-/// variables of at most a million values, by name.
-std::map<std::string, std::vector<double>> observedForReport(const rt::BoundData &data) {
+/// variables of at most a million values, by name. Under mpirun each
+/// process holds its part of the variables over the split plate: those are
+/// gathered on process 0 in rank order (the plate's order), as the
+/// posteriors' rows are, so that the picture shows every row.
+std::map<std::string, std::vector<double>> observedForReport(const rt::BoundData &data, const ir::Value *split) {
+  constexpr size_t kMostValues = 1000000;
   std::map<std::string, std::vector<double>> out;
+  std::set<std::string> partitioned;
   for (const auto &[v, bv] : data.variables) {
-    if (bv.values.size() > 1000000)
+    if (!gComm && bv.values.size() > kMostValues)
       continue;
     std::vector<double> &values = out[v->name] = bv.values;
     for (int64_t e : bv.missing) // missing values are scalars: element e is entry e
       values[size_t(e)] = std::numeric_limits<double>::quiet_NaN();
+    if (split && !v->dims.empty() && v->dims.front() == split)
+      partitioned.insert(v->name);
+  }
+  if (!gComm)
+    return out;
+  for (auto it = out.begin(); it != out.end();) { // by name: the same order on every process
+    if (partitioned.count(it->first))
+      it->second = gComm->gatherToRoot(it->second);
+    it = it->second.size() > kMostValues ? out.erase(it) : std::next(it);
   }
   return out;
 }
-
-/// The processes of a data-parallel run (null: a plain run).
-codegen::Communicator *gComm = nullptr;
-bool isRoot() { return !gComm || gComm->rank() == 0; }
 
 /// An error only this process met (its part of the data): named with the
 /// process under mpirun, since the others go on without it.
@@ -249,7 +264,7 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
                                                            flags.passOptions, &llvm::outs(), &llvm::errs());
   std::map<std::string, std::vector<double>> observed;
   if (!flags.report.empty())
-    observed = observedForReport(*data);
+    observed = observedForReport(*data, partitioned);
   const std::vector<std::string> farFromZero = data->farFromZero;
   data.reset(); // the plan holds the data it reads
   if (!everyoneOk(plan != nullptr) || !plan)
