@@ -92,6 +92,7 @@ private:
     std::unique_ptr<Scheduler> scheduler = makeScheduler(g, ctx);
     scheduler->setIteration(std::move(order));
     scheduler->initialization();
+    scheduler->diagnoseInitializations(); // on the order the run will have
     scheduler->emitInitialization(m);
   }
 

@@ -90,7 +90,10 @@ bool PassManager::addPipeline(std::string_view pipeline, std::string &error) {
 bool PassManager::run(ir::Module &m, PassContext &ctx, llvm::raw_ostream &dumpOS, llvm::raw_ostream &timeOS) {
   PassInstrumentation instrumentation(options_);
   bool ok = true;
-  for (auto &pass : passes_) {
+  for (size_t i = 0; i < passes_.size(); ++i) {
+    const std::unique_ptr<Pass> &pass = passes_[i];
+    ctx.fusionLater = std::any_of(passes_.begin() + long(i) + 1, passes_.end(),
+                                  [](const std::unique_ptr<Pass> &p) { return p->name() == "fuse"; });
     auto start = std::chrono::steady_clock::now();
     ok = pass->run(m, ctx);
     ctx.analyses.invalidateUnless([&](const void *id) { return pass->preserves(id); });

@@ -89,6 +89,10 @@ struct PassContext {
   /// mixtures); the scheduler uses those initializations before recomputing
   /// them. ppc always runs with it; ppc-opt with --random-init.
   bool randomInitConditions = false;
+  /// A fuse pass runs later in the pipeline: it reorders the iteration and
+  /// redoes its initialization, and the diagnostics about the user's starts
+  /// (--init) are made there, from the final order (set by PassManager::run).
+  bool fusionLater = false;
 };
 
 class Pass {

@@ -60,7 +60,6 @@ bool Scheduler::run() {
     return false;
   initialization();
   finalization();
-  warnClobberedInitializations();
   return true;
 }
 
@@ -455,6 +454,11 @@ void Scheduler::finalization() {
       final_.push_back(s);
 }
 
+void Scheduler::diagnoseInitializations() {
+  warnClobberedInitializations();
+  noteFreshStarts();
+}
+
 void Scheduler::warnClobberedInitializations() {
   for (unsigned s = 0; s < g_.stmts.size(); ++s) {
     if (!userInitialized_[s] || (s < automatic_.size() && automatic_[s]))
@@ -480,8 +484,47 @@ void Scheduler::warnClobberedInitializations() {
   }
 }
 
-
-
+// With a user's start (--init), the posteriors the iteration reads before it
+// recomputes them and that start as a fresh run's do, from their priors
+// rather than from the user's values (the init block computes them from
+// neither): a saved run continues exactly only with those given too.
+void Scheduler::noteFreshStarts() {
+  const size_t n = g_.stmts.size();
+  std::vector<bool> fromUser(n, false);
+  bool any = false;
+  for (unsigned s = 0; s < n; ++s) {
+    fromUser[s] = userInitialized_[s] && !(s < automatic_.size() && automatic_[s]);
+    any = any || (fromUser[s] && g_.isMarginal(s));
+  }
+  if (!any)
+    return;
+  for (unsigned v : init_) // a warm start: computed from the user's values
+    for (unsigned e : g_.sources[v])
+      fromUser[v] = fromUser[v] || fromUser[g_.edges[e].from];
+  std::vector<bool> updated(n, false), listed(n, false);
+  std::vector<unsigned> fresh;
+  for (unsigned v : iter_) {
+    for (unsigned e : g_.sources[v]) {
+      const unsigned u = g_.edges[e].from;
+      if (!g_.isMarginal(u) || updated[u] || listed[u] || fromUser[u] || userInitialized_[u] || g_.invariant[u] ||
+          g_.stmts[u]->given)
+        continue;
+      listed[u] = true;
+      fresh.push_back(u);
+    }
+    updated[v] = true;
+  }
+  if (fresh.empty())
+    return;
+  std::string names;
+  for (size_t i = 0; i < fresh.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == fresh.size() ? " and " : ", ") + g_.name(fresh[i]);
+  diags_.note(g_.stmts[fresh.front()]->loc,
+              "the iteration reads " + names + " before it recomputes " + (fresh.size() == 1 ? "it" : "them") +
+                  ", and without --init " + (fresh.size() == 1 ? "it starts" : "they start") +
+                  " as in a fresh run: to continue a saved run exactly, --init " +
+                  (fresh.size() == 1 ? "it" : "them") + " too");
+}
 
 void Scheduler::emitInitialization(ir::Module &m) const { m.initSchedule = makeUpdates(g_, init_); }
 
@@ -596,6 +639,8 @@ public:
     std::unique_ptr<Scheduler> scheduler = makeScheduler(*g, ctx);
     if (!scheduler->run() || ctx.diags.hasErrors())
       return false;
+    if (!ctx.fusionLater)
+      scheduler->diagnoseInitializations();
     scheduler->emit(m);
     return true;
   }

@@ -70,7 +70,11 @@ public:
   /// The initialization schedule for the current iteration schedule.
   void initialization();
   void finalization();
-  void warnClobberedInitializations();
+  /// About the user's starts (--init), on the current iteration order: a
+  /// warning for each the iteration recomputes before reading (no effect),
+  /// a note naming the posteriors it reads before recomputing that start
+  /// as in a fresh run.
+  void diagnoseInitializations();
 
   const std::vector<unsigned> &iterationOrder() const { return iter_; }
   const std::vector<unsigned> &initializationOrder() const { return init_; }
@@ -83,6 +87,8 @@ public:
   void emitInitialization(ir::Module &m) const;
 
 private:
+  void warnClobberedInitializations();
+  void noteFreshStarts();
   static constexpr long kWorst = std::numeric_limits<long>::min();
   void closures();
   long iterationScore(unsigned v) const;
