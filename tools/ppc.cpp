@@ -170,9 +170,11 @@ public:
   void report(const codegen::IterationReport &r) {
     if (quiet_)
       return;
-    char line[160];
-    std::snprintf(line, sizeof line, "iteration %4lld  ELBO %.10g  change %.3e  %.3f s", (long long)r.iteration, r.elbo,
-                  r.change, r.seconds);
+    char line[160], change[32] = "        -"; // the first evaluation has nothing to change from
+    if (!r.first)
+      std::snprintf(change, sizeof change, "%.3e", r.change);
+    std::snprintf(line, sizeof line, "iteration %4lld  ELBO %.10g  change %s  %.3f s", (long long)r.iteration, r.elbo,
+                  change, r.seconds);
     if (tty_)
       std::fprintf(stderr, "\r%s\033[K", line);
     else
@@ -650,6 +652,9 @@ static int ppcMain(int argc, char **argv) {
                         "schedule); --schedule plain would update the globals from locals of another batch");
     schedule.stochastic = true;
   }
+  if (app.count("--tol") && run.run.tolerance > 0 && run.run.elboEvery == 0)
+    return usageError("--tol stops a run when the ELBO's change between evaluations is small, and --elbo-every 0 "
+                      "evaluates it at the last iteration only: drop --tol, or give --elbo-every N");
   for (const char *flag : {"--local-iters", "--local-tol"})
     if (app.count(flag))
       schedule.localFlags.push_back(flag);

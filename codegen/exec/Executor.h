@@ -161,6 +161,8 @@ struct IterationReport {
   int64_t iteration = 0; ///< 1-based
   /// change: relative, per iteration since the last evaluated one.
   double elbo = 0, change = 0, seconds = 0;
+  /// No evaluation before it (change is 0, not measured).
+  bool first = false;
 };
 
 class Inference {

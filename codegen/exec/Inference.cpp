@@ -125,6 +125,7 @@ bool Inference::run(Engine &engine, const RunOptions &opts, rt::RunSummary &summ
     r.change = evaluated == 0 ? 0
                               : (value - previous) / std::max(std::abs(value), 1e-300) / double(it - evaluated);
     const bool first = evaluated == 0;
+    r.first = first;
     evaluated = it;
     summary.elbo.push_back(value);
     summary.time.push_back(seconds);
