@@ -167,6 +167,11 @@ std::optional<std::set<std::string>> listedOutputs(const fs::path &path) {
 /// be lost with the directory).
 bool isPreviousOutput(const fs::path &dir, std::string &foreign) {
   std::error_code ec;
+  for (const char *manifest : {"checkpoint.json", "svi-checkpoint.json"}) // named before its state files
+    if (fs::exists(dir / manifest, ec)) {
+      foreign = std::string("'") + manifest + "': it is a checkpoint directory";
+      return false;
+    }
   const fs::path summary = dir / "summary.json";
   std::optional<std::set<std::string>> listed;
   if (fs::is_regular_file(summary, ec))

@@ -111,6 +111,37 @@ struct RunFlags {
   std::string report, modelPath, modelSource;
 };
 
+/// The first entry of `dir` that is none of the files a batch or --svi run
+/// checkpoints (checkpoint.json, state-I-R.bin; svi-checkpoint.json,
+/// svi-state-S-R.bin; each perhaps as an interrupted write's NAME.tmp);
+/// empty when there is none or `dir` is not a directory.
+std::string foreignCheckpointFile(const std::string &dir) {
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir, ec))
+    return "";
+  if (std::filesystem::exists(std::filesystem::path(dir) / "summary.json", ec)) // --out's, named first
+    return "summary.json";
+  for (const std::filesystem::directory_entry &e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    const std::string shown = name;
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)
+      name.resize(name.size() - 4);
+    auto stateFile = [&](const std::string &prefix) {
+      if (name.rfind(prefix, 0) != 0 || name.size() <= prefix.size() + 4 ||
+          name.compare(name.size() - 4, 4, ".bin") != 0)
+        return false;
+      const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - 4); // I-R
+      const size_t dash = middle.find('-');
+      return dash != std::string::npos && dash > 0 && dash + 1 < middle.size() &&
+             middle.find_first_not_of("0123456789-") == std::string::npos && middle.find('-', dash + 1) == std::string::npos;
+    };
+    if (name == "checkpoint.json" || name == "svi-checkpoint.json" || stateFile("state-") || stateFile("svi-state-"))
+      continue;
+    return shown;
+  }
+  return "";
+}
+
 /// The processes of a data-parallel run (null: a plain run).
 codegen::Communicator *gComm = nullptr;
 bool isRoot() { return !gComm || gComm->rank() == 0; }
@@ -792,6 +823,18 @@ static int ppcMain(int argc, char **argv) {
                         (svi ? "checkpoints of a batch run" : "checkpoints of an --svi run") + " (" + other +
                         "), which this " + (svi ? "--svi" : "batch") + " run cannot continue; give another directory");
   }
+  // A checkpoint directory holds checkpoints only: an --out directory given
+  // as --resume (meaning --init) would start afresh and leave checkpoints in
+  // it, and --checkpoint would write beside the user's files.
+  for (const std::string *dir : {&run.checkpoint, &run.resume})
+    if (std::string name = foreignCheckpointFile(*dir); !name.empty())
+      return usageError(std::string(dir == &run.resume ? "--resume " : "--checkpoint ") + *dir + " holds '" + name +
+                        "', which is not a ppc checkpoint file" +
+                        (name == "summary.json" ? " (it is an --out directory: --init VAR=" +
+                                                      (std::filesystem::path(*dir) / "VAR.csv").string() +
+                                                      " starts a run from its posteriors)"
+                                                : "") +
+                        "; checkpoints go in a directory of their own: give a new or empty one");
   // --out replaces its whole directory: nothing else the run writes or
   // reads may be in it (found after the run, it would lose the run).
   if (!run.out.empty())
