@@ -253,7 +253,7 @@ private:
         for (size_t c = 0; c < tables[f].columns.size() && c < 10; ++c)
           cols += (c ? ", " : "") + tables[f].columns[c];
         errors_.push_back(tables[f].path + ": no column of this file binds an observed variable of the model (columns: " +
-                          cols + (tables[f].columns.size() > 10 ? ", ..." : "") + ")");
+                          cols + (tables[f].columns.size() > 10 ? ", ..." : "") + ")" + latentColumnHint(tables[f]));
       }
     if (!errors_.empty())
       return std::nullopt;
@@ -942,6 +942,26 @@ private:
     if (unused > kNamed)
       out_.warnings.push_back(t.path + ": " + std::to_string(unused - kNamed) + " more columns bind nothing and are " +
                               "ignored: " + rest + (unused > 2 * kNamed ? ", ..." : ""));
+  }
+
+  /// Why a column named like a latent variable binds nothing: data bind the
+  /// variables over a data plate (`?`) that nothing else reads.
+  std::string latentColumnHint(const CsvTable &t) const {
+    for (const std::string &name : t.columns) {
+      const Value *v = m_.lookup(name);
+      if (!v || !v->def || v->def->kind != OpKind::Random || v->def->observed)
+        continue;
+      bool known = !v->dims.empty();
+      for (const Value *plate : v->dims)
+        known = known && plate->def && plate->def->kind == OpKind::Plate &&
+                plate->def->plateKind != ir::Op::PlateKind::Data;
+      if (known)
+        return "; '" + name + "' ranges over plates of known size, whose variables ppc infers: data bind a " +
+               "variable over a data plate, sized by the rows (val n = ?, then val " + name + " = n.map(...))";
+      return "; '" + name + "' is a latent variable (other variables depend on it), which ppc infers: data bind "
+             "only variables nothing reads, so to use the column declare it Data (val " + name + " = ....map(_ => Data))";
+    }
+    return "";
   }
 
   static std::string fmt(double x) {
