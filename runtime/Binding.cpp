@@ -8,6 +8,7 @@
 #include "ir/IR.h"
 #include "runtime/Csv.h"
 #include "runtime/SupportCheck.h"
+#include "runtime/UnusedColumns.h"
 
 #include <algorithm>
 #include <cmath>
@@ -253,7 +254,7 @@ private:
         for (size_t c = 0; c < tables[f].columns.size() && c < 10; ++c)
           cols += (c ? ", " : "") + tables[f].columns[c];
         errors_.push_back(tables[f].path + ": no column of this file binds an observed variable of the model (columns: " +
-                          cols + (tables[f].columns.size() > 10 ? ", ..." : "") + ")" + latentColumnHint(tables[f]));
+                          cols + (tables[f].columns.size() > 10 ? ", ..." : "") + ")" + latentColumnHint(tables[f].columns));
       }
     if (!errors_.empty())
       return std::nullopt;
@@ -834,7 +835,7 @@ private:
       }
       out_.variables[v] = std::move(bv);
     }
-    warnUnusedColumns(t, used);
+    warnUnusedColumns(m_, t, used, opts_.weight.has_value(), out_.warnings);
   }
 
 
@@ -909,58 +910,11 @@ private:
                             col.name + "'); they are empty and their posteriors stay at the prior");
   }
 
-  /// Columns nothing binds: ignored, with a word, since a forgotten
-  /// --weight or a misspelt --map reads the data differently without one.
-  void warnUnusedColumns(const CsvTable &t, const std::set<std::string> &used) {
-    constexpr size_t kNamed = 5; // one warning each; past them, one for the rest
-    size_t unused = 0;
-    std::string rest;
-    for (size_t c = 0; c < t.columns.size(); ++c) {
-      const std::string &name = t.columns[c];
-      if (used.count(name) || name.empty())
-        continue;
-      if (++unused > kNamed) {
-        if (unused <= 2 * kNamed)
-          rest += (rest.empty() ? "'" : ", '") + name + "'";
-        continue;
-      }
-      static const std::set<std::string> kWeightNames = {"count", "counts", "n", "freq", "frequency",
-                                                          "weight", "weights", "tf"};
-      const bool looksLikeWeight = !opts_.weight && kWeightNames.count(name);
-      const Value *latent = m_.lookup(name);
-      const bool looksLikeLatent = latent && latent->def && latent->def->kind == OpKind::Random &&
-                                   !latent->def->observed && latent->type.isRandom();
-      out_.warnings.push_back(
-          t.path + ": column '" + name + "' (" + std::to_string(c + 1) + ") binds nothing in the model and is ignored" +
-          (looksLikeWeight ? "; to weigh each row by it, give --weight " + name : std::string()) +
-          (looksLikeLatent ? "; '" + name +
-                                 "' is a latent variable (other variables depend on it), which ppc infers: data "
-                                 "bind only variables nothing reads, so to use the column declare it Data "
-                                 "(val " + name + " = ....map(_ => Data))"
-                           : std::string()));
-    }
-    if (unused > kNamed)
-      out_.warnings.push_back(t.path + ": " + std::to_string(unused - kNamed) + " more columns bind nothing and are " +
-                              "ignored: " + rest + (unused > 2 * kNamed ? ", ..." : ""));
-  }
-
-  /// Why a column named like a latent variable binds nothing: data bind the
-  /// variables over a data plate (`?`) that nothing else reads.
-  std::string latentColumnHint(const CsvTable &t) const {
-    for (const std::string &name : t.columns) {
-      const Value *v = m_.lookup(name);
-      if (!v || !v->def || v->def->kind != OpKind::Random || v->def->observed)
-        continue;
-      bool known = !v->dims.empty();
-      for (const Value *plate : v->dims)
-        known = known && plate->def && plate->def->kind == OpKind::Plate &&
-                plate->def->plateKind != ir::Op::PlateKind::Data;
-      if (known)
-        return "; '" + name + "' ranges over plates of known size, whose variables ppc infers: data bind a " +
-               "variable over a data plate, sized by the rows (val n = ?, then val " + name + " = n.map(...))";
-      return "; '" + name + "' is a latent variable (other variables depend on it), which ppc infers: data bind "
-             "only variables nothing reads, so to use the column declare it Data (val " + name + " = ....map(_ => Data))";
-    }
+  /// The advice for the first column named like a latent variable.
+  std::string latentColumnHint(const std::vector<std::string> &columns) const {
+    for (const std::string &name : columns)
+      if (std::string advice = latentColumnAdvice(m_, name); !advice.empty())
+        return "; " + advice;
     return "";
   }
 

@@ -13,7 +13,7 @@ namespace llvm { class raw_ostream; }
 
 namespace ppc {
 class DiagnosticEngine;
-namespace rt { struct PosteriorTable; }
+namespace rt { struct PosteriorTable; struct BoundData; }
 namespace passes { struct PassContext; }
 namespace ast { struct Model; }
 namespace ir { class Module; }
@@ -86,5 +86,15 @@ int runTool(const std::function<int()> &body);
 /// where it could not be written (a full disk, a closed pipe), not LLVM's
 /// fatal error at exit.
 int finishStandardOutput(const char *tool, int code);
+
+/// --emit=data: what each plate and observed variable got from the files.
+void printBoundData(const ir::Module &m, const rt::BoundData &d, llvm::raw_ostream &os);
+
+/// The first entry of `dir` that is none of the files a batch or --svi run
+/// checkpoints (checkpoint.json, state-I-R.bin; svi-checkpoint.json,
+/// svi-state-S-R.bin; each perhaps as an interrupted write's NAME.tmp), an
+/// --out's summary.json first; empty when there is none or `dir` is not a
+/// directory.
+std::string foreignCheckpointFile(const std::string &dir);
 
 } // namespace ppc

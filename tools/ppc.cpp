@@ -51,46 +51,6 @@
 using namespace ppc;
 
 namespace {
-// --emit=data: what each plate and observed variable got from the files.
-void printBoundData(const ir::Module &m, const rt::BoundData &d, llvm::raw_ostream &os) {
-  for (const auto &[plate, bp] : d.plates) {
-    os << "plate %" << plate->name << ": ";
-    if (bp.sizes.size() == 1) {
-      os << bp.sizes[0] << (bp.sizes[0] == 1 ? " element" : " elements");
-    } else {
-      int64_t lo = *std::min_element(bp.sizes.begin(), bp.sizes.end());
-      int64_t hi = *std::max_element(bp.sizes.begin(), bp.sizes.end());
-      os << bp.flattened() << " elements in " << bp.sizes.size() << " groups (" << lo << " to " << hi
-         << " per group)";
-    }
-    os << "\n";
-  }
-  for (const auto &[v, bv] : d.variables) {
-    // The range of the values given: a missing one's placeholder is not data.
-    double lo = 0, hi = 0, total = 0;
-    std::vector<bool> isMissing(bv.values.size(), false);
-    for (int64_t e : bv.missing) // missing values are scalars: element e is entry e
-      isMissing[size_t(e)] = true;
-    bool any = false;
-    for (size_t i = 0; i < bv.values.size(); ++i)
-      if (!isMissing[i]) {
-        lo = any ? std::min(lo, bv.values[i]) : bv.values[i];
-        hi = any ? std::max(hi, bv.values[i]) : bv.values[i];
-        any = true;
-      }
-    for (double w : bv.weights)
-      total += w;
-    os << "%" << v->name << " from " << bv.file << ": " << bv.values.size() << " values in ["
-       << ir::formatDouble(lo) << ", " << ir::formatDouble(hi) << "]";
-    if (!bv.weights.empty())
-      os << ", total weight " << ir::formatDouble(total);
-    if (!bv.missing.empty())
-      os << ", " << bv.missing.size() << " missing";
-    os << "\n";
-  }
-  (void)m;
-}
-
 struct RunFlags {
   codegen::RunOptions run;
   std::string engine = "jit", out, vocab;
@@ -110,37 +70,6 @@ struct RunFlags {
   /// --report FILE.html (tools/Report.h): with the model's path and text.
   std::string report, modelPath, modelSource;
 };
-
-/// The first entry of `dir` that is none of the files a batch or --svi run
-/// checkpoints (checkpoint.json, state-I-R.bin; svi-checkpoint.json,
-/// svi-state-S-R.bin; each perhaps as an interrupted write's NAME.tmp);
-/// empty when there is none or `dir` is not a directory.
-std::string foreignCheckpointFile(const std::string &dir) {
-  std::error_code ec;
-  if (dir.empty() || !std::filesystem::is_directory(dir, ec))
-    return "";
-  if (std::filesystem::exists(std::filesystem::path(dir) / "summary.json", ec)) // --out's, named first
-    return "summary.json";
-  for (const std::filesystem::directory_entry &e : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    const std::string shown = name;
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)
-      name.resize(name.size() - 4);
-    auto stateFile = [&](const std::string &prefix) {
-      if (name.rfind(prefix, 0) != 0 || name.size() <= prefix.size() + 4 ||
-          name.compare(name.size() - 4, 4, ".bin") != 0)
-        return false;
-      const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - 4); // I-R
-      const size_t dash = middle.find('-');
-      return dash != std::string::npos && dash > 0 && dash + 1 < middle.size() &&
-             middle.find_first_not_of("0123456789-") == std::string::npos && middle.find('-', dash + 1) == std::string::npos;
-    };
-    if (name == "checkpoint.json" || name == "svi-checkpoint.json" || stateFile("state-") || stateFile("svi-state-"))
-      continue;
-    return shown;
-  }
-  return "";
-}
 
 /// The processes of a data-parallel run (null: a plain run).
 codegen::Communicator *gComm = nullptr;
