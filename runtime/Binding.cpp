@@ -270,7 +270,7 @@ public:
     if (opts_.partition && !readParts(tables))
       return std::nullopt;
     for (auto &[f, vars] : byFile_)
-      bindFile(tables[f], vars);
+      bindFileVariables(tables[f], vars);
     if (!errors_.empty())
       return std::nullopt;
     checkDataAliases(m_, out_, errors_);
@@ -331,7 +331,7 @@ private:
     const Value *plate = opts_.partition->plate;
     if (first->dims.empty() || first->dims.front() != plate)
       return std::nullopt;
-    bool wide = first->type.kind != TypeKind::Vector && valueColumns(t, first).size() > 1;
+    const bool wide = isWide(t, first);
     if (first->dims.size() > 1 || !wide) // the plate is not the file's only row plate: by its index column
       if (std::optional<Column> key = indexColumn(t, plate, first))
         return key->name;
@@ -560,18 +560,49 @@ private:
     return std::nullopt;
   }
 
-  void bindFile(const CsvTable &t, const std::vector<const Value *> &vars) {
-    const Value *first = vars.front();
-    bool wide = first->type.kind != TypeKind::Vector &&
-                (valueColumns(t, first).size() > 1 || (!first->dims.empty() && !isDataPlate(first->dims.back()) &&
-                                                       opts_.map.count(first->name) &&
-                                                       opts_.map.at(first->name).back() == '*'));
-    for (const Value *v : vars)
-      if (v->dims != first->dims) {
-        errors_.push_back(t.path + ": '" + first->name + "' and '" + v->name +
+  /// A scalar variable in wide format: its last plate's elements are
+  /// columns of one row (y0 y1 ..., or --map y=PREFIX*).
+  bool isWide(const CsvTable &t, const Value *v) {
+    return v->type.kind != TypeKind::Vector &&
+           (valueColumns(t, v).size() > 1 || (!v->dims.empty() && !isDataPlate(v->dims.back()) &&
+                                              opts_.map.count(v->name) && opts_.map.at(v->name).back() == '*'));
+  }
+
+  /// A file's variables, grouped by their plates, each group bound in turn
+  /// from the same rows, which must be the same plates' elements for all: a
+  /// wide variable's last plate is its columns (x over (n, D) in x0..x2
+  /// beside y over n). The columns no group reads are warned about once.
+  void bindFileVariables(const CsvTable &t, const std::vector<const Value *> &vars) {
+    std::vector<std::vector<const Value *>> groups;
+    for (const Value *v : vars) {
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto &g) { return g.front()->dims == v->dims; });
+      if (g == groups.end())
+        groups.push_back({v});
+      else
+        g->push_back(v);
+    }
+    auto rowPlates = [&](const Value *v) {
+      return std::vector<const Value *>(v->dims.begin(), v->dims.end() - (isWide(t, v) ? 1 : 0));
+    };
+    for (const auto &g : groups)
+      if (rowPlates(g.front()) != rowPlates(groups.front().front())) {
+        errors_.push_back(t.path + ": '" + groups.front().front()->name + "' and '" + g.front()->name +
                           "' range over different plates; give them separate files");
         return;
       }
+    std::set<std::string> used; // the file's columns the binding reads
+    for (const auto &g : groups) {
+      bindFile(t, g, used);
+      if (!errors_.empty())
+        return;
+    }
+    warnUnusedColumns(m_, t, used, opts_.weight.has_value(), out_.warnings);
+  }
+
+  /// Variables over the same plates (and alike wide or not) from one file.
+  void bindFile(const CsvTable &t, const std::vector<const Value *> &vars, std::set<std::string> &used) {
+    const Value *first = vars.front();
+    const bool wide = isWide(t, first);
     std::vector<const Value *> rowPlates(first->dims.begin(), first->dims.end() - (wide ? 1 : 0));
     size_t rows = t.rows();
     size_t depth = rowPlates.size();
@@ -587,7 +618,6 @@ private:
     std::vector<std::vector<int64_t>> idx(depth, std::vector<int64_t>(rows, 0));
     std::vector<bool> explicitIndex(depth, false);
     std::vector<Column> indexColumns(depth);
-    std::set<std::string> used; // the file's columns the binding reads
     for (size_t j = 0; j < depth; ++j) {
       const Value *p = rowPlates[j];
       std::optional<Column> col = indexColumn(t, p, first);
@@ -835,7 +865,6 @@ private:
       }
       out_.variables[v] = std::move(bv);
     }
-    warnUnusedColumns(m_, t, used, opts_.weight.has_value(), out_.warnings);
   }
 
 
