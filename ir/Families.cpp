@@ -55,7 +55,7 @@ constexpr ParamSpec kGammaParams[] = {
 // a known positive number per element, 1 when left out; written
 // Poisson(rate * t(i)) or Poisson(rate, t(i)).
 constexpr ParamSpec kPoissonParams[] = {
-    {"rate", ConstantDomain::Positive, kGammaParent},
+    {"rate", ConstantDomain::Positive, kGammaParent, " (times a known exposure: Poisson(rate * t(i)))"},
     {"exposure", ConstantDomain::Positive, {}},
 };
 constexpr ParamSpec kGaussianParams[] = {
@@ -335,7 +335,7 @@ std::string describeAccepted(const ParamSpec &p) {
     if (arithmetic)
       out += computedParents(p);
   }
-  return out;
+  return out + std::string(p.alsoAccepted);
 }
 
 } // namespace ppc

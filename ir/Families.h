@@ -82,6 +82,7 @@ struct ParamSpec {
   std::string_view name;               ///< e.g. "concentration"
   ConstantDomain constant;             ///< what a constant must satisfy
   std::span<const Family> parents;     ///< random-variable families accepted (conjugate)
+  std::string_view alsoAccepted = {};  ///< a form the front end rewrites into these, for messages
 };
 
 struct FamilySpec {
