@@ -346,8 +346,8 @@ private:
     double previous = start;
     for (size_t r = 0; r < ids.size(); ++r) {
       if (ids[r] < previous || !std::isfinite(ids[r])) {
-        errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": column '" + how.key + "': " + fmt(ids[r]) +
-                          " after " + fmt(r == 0 ? start - 1 : ids[r - 1]) +
+        errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": column '" + how.key + "': " + valueText(ids[r]) +
+                          " after " + valueText(r == 0 ? start - 1 : ids[r - 1]) +
                           "; a data-parallel run needs the rows grouped by '" + how.key +
                           "' in increasing order (sort the file by it)");
         return false;
@@ -643,11 +643,11 @@ private:
           return;
         }
         if (x < 0 || x != std::floor(x) || x > 9.0e15) {
-          errors_.push_back(where(t, r, *col) + ": plate index must be an integer >= 0; got " + fmt(x));
+          errors_.push_back(where(t, r, *col) + ": plate index must be an integer >= 0; got " + valueText(x));
           return;
         }
         if (size != ev_.plateSizes.end() && x >= double(size->second)) {
-          errors_.push_back(where(t, r, *col) + ": index " + fmt(x) + " is outside plate %" + p->name + ", which has " +
+          errors_.push_back(where(t, r, *col) + ": index " + valueText(x) + " is outside plate %" + p->name + ", which has " +
                             std::to_string(size->second) + " elements");
           return;
         }
@@ -661,7 +661,7 @@ private:
         const uint64_t elements = uint64_t(idx[j][top]) + 1;
         const std::string problem = rt::memoryProblem(rt::multiplyBytes(elements, 5 * sizeof(double)));
         if (!problem.empty()) {
-          errors_.push_back(where(t, top, *col) + ": index " + fmt((*col->values)[top]) + " makes plate %" +
+          errors_.push_back(where(t, top, *col) + ": index " + valueText((*col->values)[top]) + " makes plate %" +
                             p->name + " " + std::to_string(elements) + " elements long, which " + problem +
                             " (ids must run 0, 1, ... without gaps)");
           return;
@@ -796,12 +796,12 @@ private:
           std::string problem = support_(v, x);
           if (problem.empty() && trials.multinomial) {
             if (!(x >= 0 && x == std::floor(x)))
-              problem = fmt(x) + " is not a count (Multinomial '" + v->name + "' takes 0, 1, 2, ... per category)";
+              problem = valueText(x) + " is not a count (Multinomial '" + v->name + "' takes 0, 1, 2, ... per category)";
             rowTotal += x;
           } else if (problem.empty() && (trials.constant || trials.column)) {
             const double n = trials.column ? (*trials.column)[r] : *trials.constant;
             if (x > n)
-              problem = fmt(x) + " successes out of " + fmt(n) + " trials (Binomial '" + v->name + "', trials " +
+              problem = valueText(x) + " successes out of " + valueText(n) + " trials (Binomial '" + v->name + "', trials " +
                         trials.what + ")";
           }
           if (!problem.empty()) {
@@ -814,7 +814,7 @@ private:
           const double n = trials.column ? (*trials.column)[r] : *trials.constant;
           if (rowTotal != n) {
             errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": the counts of Multinomial '" + v->name +
-                              "' add up to " + fmt(rowTotal) + ", not to its trials " + fmt(n) + " (" + trials.what +
+                              "' add up to " + valueText(rowTotal) + ", not to its trials " + valueText(n) + " (" + trials.what +
                               ")");
             return;
           }
@@ -830,7 +830,7 @@ private:
             return;
           }
           if (w < 0) {
-            errors_.push_back(where(t, r, weightCol) + ": a weight must be >= 0; got " + fmt(w));
+            errors_.push_back(where(t, r, weightCol) + ": a weight must be >= 0; got " + valueText(w));
             return;
           }
           // Weights multiply the data's sufficient statistics: past 2^53 their
@@ -838,8 +838,8 @@ private:
           // changes drown in its rounding (docs/reliability.md).
           if (w > SupportCheck::kMaxWeight || total + w > SupportCheck::kMaxWeight) {
             errors_.push_back(where(t, r, weightCol) + ": " +
-                              (w > SupportCheck::kMaxWeight ? "the weight " + fmt(w) + " is"
-                                              : "the weights up to this row add up to " + fmt(total + w) + ", which is") +
+                              (w > SupportCheck::kMaxWeight ? "the weight " + valueText(w) + " is"
+                                              : "the weights up to this row add up to " + valueText(total + w) + ", which is") +
                               " more than 2^53 = 9007199254740992, past which sums of weights are not exact in double "
                               "precision; scale the weights down");
             return;
@@ -899,10 +899,10 @@ private:
     const ir::Operand &o = def->operands[0];
     if (o.isLiteral()) {
       out.constant = o.literal();
-      out.what = fmt(o.literal());
+      out.what = valueText(o.literal());
     } else if (auto c = ev_.valueOf(o.value); c && o.indices.empty()) {
       out.constant = *c;
-      out.what = "'" + o.value->name + "' = " + fmt(*c);
+      out.what = "'" + o.value->name + "' = " + valueText(*c);
     } else if (ir::isKnownInput(o.value) && o.value->dims == v->dims) {
       std::vector<Column> cols = valueColumns(t, o.value);
       if (cols.size() == 1) {
@@ -947,11 +947,6 @@ private:
     return "";
   }
 
-  static std::string fmt(double x) {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.17g", x);
-    return buf;
-  }
 
   const ir::Module &m_;
   const ir::Evaluation &ev_;

@@ -1,5 +1,6 @@
 //===- runtime/BoundDataChecks.cpp - checks of the data once bound ----------===//
 #include "runtime/BoundDataChecks.h"
+#include "runtime/SupportCheck.h"
 
 #include "ir/Aliasing.h"
 #include "ir/Evaluate.h"
@@ -19,11 +20,6 @@ using ir::OpKind;
 using ir::TypeKind;
 using ir::Value;
 
-std::string fmt(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
 
 int64_t vectorDimension(const Value *v, const ir::Evaluation &ev) {
   const ir::Dim &d = v->type.dim;
@@ -70,8 +66,8 @@ void checkChainWeights(const ir::Module &m, const BoundData &data, const std::st
         const size_t from = size_t(steps.offsets[g]) * per, to = size_t(steps.offsets[g + 1]) * per;
         for (size_t e = from + 1; e < to; ++e)
           if (bv.weights[e] != bv.weights[from]) {
-            errors.push_back(bv.file + ": --weight " + weight + " is " + fmt(bv.weights[from]) + " and " +
-                              fmt(bv.weights[e]) + " within sequence " + std::to_string(g) + " of the chain over %" +
+            errors.push_back(bv.file + ": --weight " + weight + " is " + valueText(bv.weights[from]) + " and " +
+                              valueText(bv.weights[e]) + " within sequence " + std::to_string(g) + " of the chain over %" +
                               plate->name + ": a weight repeats a row's element, and a chain's step cannot be "
                               "repeated alone (give each sequence one weight, which repeats the whole sequence)");
             return;

@@ -5,6 +5,7 @@
 #include "ir/Families.h"
 #include "ir/IR.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -16,14 +17,9 @@ using ir::Op;
 using ir::TypeKind;
 using ir::Value;
 
-std::string fmt(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
 
 std::string tooLarge(double x, const Value *v) {
-  return fmt(x) + " is outside what the ELBO of '" + v->name +
+  return valueText(x) + " is outside what the ELBO of '" + v->name +
          "' can be computed for in double precision (|x| up to 1e100" +
          (v->type.kind == TypeKind::Positive ? std::string(", and at least 1e-100") : std::string()) +
          "); rescale the column";
@@ -47,19 +43,19 @@ std::string SupportCheck::knownInput(const Value *v, double x) {
     return tooLarge(x, v);
   for (const auto &[spec, param] : usesOf(v)) {
     if (!constantInDomain(param->constant, x))
-      return fmt(x) + " cannot be " + displayName(spec->family) + "'s " + std::string(param->name) +
+      return valueText(x) + " cannot be " + displayName(spec->family) + "'s " + std::string(param->name) +
              ", which the Data input '" + v->name + "' is given as: it must be " +
              constantDomainText(param->constant);
     // A positive input's logarithm and inverse enter the ELBO: as for
     // positive data, [1e-100, 1e100].
     if (param->constant == ConstantDomain::Positive && x < 1 / SupportCheck::kMaxMagnitude)
-      return fmt(x) + " is outside what the ELBO can be computed for in double precision as " +
+      return valueText(x) + " is outside what the ELBO can be computed for in double precision as " +
              displayName(spec->family) + "'s " + std::string(param->name) + " (the Data input '" + v->name +
              "': from 1e-100 to 1e100); rescale the column";
   }
   for (const auto &[target, size] : indexUsesOf(v))
     if (!(x == std::floor(x) && x >= 0 && x < double(size)))
-      return fmt(x) + " is not an element of '" + target + "', which the Data input '" + v->name +
+      return valueText(x) + " is not an element of '" + target + "', which the Data input '" + v->name +
              "' indexes: an id must be an integer from 0 to " + std::to_string(size - 1);
   return "";
 }
@@ -117,27 +113,40 @@ std::string SupportCheck::operator()(const Value *v, double x) {
   case TypeKind::Cat: {
     double n = t.dim.isConstant() ? double(t.dim.constant) : ev_.valueOf(t.dim.value).value_or(-1);
     if (!integer() || x < 0 || (n >= 0 && x >= n))
-      return fmt(x) + " is not a value of '" + v->name + "', which takes 0.." +
-             (n >= 0 ? fmt(n - 1) : "n-1") +
-             (t.dim.isConstant() ? std::string() : " (" + t.dim.value->name + " = " + fmt(n) + ")");
+      return valueText(x) + " is not a value of '" + v->name + "', which takes 0.." +
+             (n >= 0 ? valueText(n - 1) : "n-1") +
+             (t.dim.isConstant() ? std::string() : " (" + t.dim.value->name + " = " + valueText(n) + ")");
     return "";
   }
   case TypeKind::Bool:
-    return x == 0 || x == 1 ? "" : fmt(x) + " is not a value of '" + v->name + "' (Bernoulli: 0 or 1)";
+    return x == 0 || x == 1 ? "" : valueText(x) + " is not a value of '" + v->name + "' (Bernoulli: 0 or 1)";
   case TypeKind::Count:
     if (!(integer() && x >= 0))
-      return fmt(x) + " is not a count (Poisson '" + v->name + "' takes 0, 1, 2, ...)";
-    return x <= SupportCheck::kMaxWeight ? "" : fmt(x) + " is a count above 2^53, which double precision does not hold exactly";
+      return valueText(x) + " is not a count (Poisson '" + v->name + "' takes 0, 1, 2, ...)";
+    return x <= SupportCheck::kMaxWeight ? "" : valueText(x) + " is a count above 2^53, which double precision does not hold exactly";
   case TypeKind::Positive:
     if (!(x > 0))
-      return fmt(x) + " is not positive (Gamma '" + v->name + "')";
+      return valueText(x) + " is not positive (Gamma '" + v->name + "')";
     return x <= SupportCheck::kMaxMagnitude && x >= 1 / SupportCheck::kMaxMagnitude ? "" : tooLarge(x, v);
   case TypeKind::Unit:
-    return x > 0 && x < 1 ? "" : fmt(x) + " is not in (0, 1) (Beta '" + v->name + "')";
+    return x > 0 && x < 1 ? "" : valueText(x) + " is not in (0, 1) (Beta '" + v->name + "')";
   case TypeKind::Real:
   case TypeKind::Vector: return std::fabs(x) <= SupportCheck::kMaxMagnitude ? "" : tooLarge(x, v);
   default: return "'" + v->name + "' cannot be observed from a CSV column";
   }
+}
+
+std::string valueText(double x) {
+  if (std::isnan(x))
+    return "nan";
+  if (std::isinf(x))
+    return x > 0 ? "inf" : "-inf";
+  char buf[64];
+  // Whole numbers as integers (a count of 20000000000000000, not 2e+16).
+  const bool whole = x == std::floor(x) && std::fabs(x) < 1e21;
+  return std::string(buf, (whole ? std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed)
+                                 : std::to_chars(buf, buf + sizeof buf, x))
+                              .ptr);
 }
 
 } // namespace ppc::rt

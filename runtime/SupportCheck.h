@@ -24,6 +24,11 @@ namespace ir { class Module; class Value; struct Evaluation; }
 
 namespace rt {
 
+/// A value in a message as a CSV cell would hold it: the shortest text that
+/// reads back as the same double ("3.6", not "3.6000000000000001"), whole
+/// numbers below 1e21 as integers.
+std::string valueText(double x);
+
 class SupportCheck {
 public:
   SupportCheck(const ir::Module &m, const ir::Evaluation &ev) : m_(m), ev_(ev) {}
