@@ -5,10 +5,12 @@
 // state. Commands (`:infer`, `:show`, ...) act on that state; model lines
 // typed directly extend the model, which is recompiled: the old code is
 // released and the state of the variables the change left alone is kept
-// (docs/repl.md). Errors are printed and the session goes on.
+// (docs/repl.md). Errors are printed and the session goes on. The lines
+// come from tools/ReplMain.cpp (a terminal or a script).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/Repl.h"
+#include "tools/ReplSession.h"
 #include "tools/Report.h"
 #include "tools/UserPosteriors.h"
 
@@ -36,7 +38,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <editline/readline.h>
 #include <iostream>
 #include <llvm/Support/Format.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -48,44 +49,6 @@
 
 namespace ppc {
 namespace {
-
-std::atomic<bool> gInterrupted{false};
-extern "C" void onInterrupt(int) { gInterrupted = true; }
-
-constexpr const char *kCommands[] = {":load", ":param", ":data", ":vocab", ":infer", ":reset",   ":show", ":top",
-                                     ":elbo", ":emit", ":save", ":report", ":time",  ":threads", ":given", ":init",
-                                     ":heldout", ":help", ":quit"};
-
-const char *kHelp = R"(Commands:
-  :load FILE            load a model (.ppl); starts a new session
-  :param NAME=VALUE     set a model parameter (recompiles)
-  :data FILE [FILE...] [--map NAME=COLUMN]... [--weight COLUMN] [-p NAME=VALUE]... [--vocab FILE]
-                        bind data, as on the command line (compiles the inference)
-  :vocab FILE           words for :top and :show (one per line)
-  :infer [N]            N more iterations (default 10) from the current state
-                        (no tolerance stop); Ctrl-C stops after the current one
-  :reset                start the posteriors afresh (random initialization)
-  :show VAR [ROWS]      the posterior of VAR (default 5 rows)
-  :top VAR [N]          the N largest entries of each row of VAR (default 10)
-  :elbo [all]           the ELBO of the iterations so far (a long trace: its ends)
-  :emit STAGE           ast, ir, plates, gated, messages, deps, deps-dot, schedule, plan or llvm
-  :save DIR             write the posteriors and summary.json (as ppc --out)
-  :report FILE          write the HTML report of the run so far (as ppc --report)
-  :init VAR FILE        start VAR from the posterior in FILE (a CSV :save or ppc --out
-                        wrote); the posteriors start afresh from it; :init VAR off undoes it
-  :given VAR FILE       hold VAR at the posterior in FILE (not updated, no entropy
-                        term); :given VAR off infers it again; :given lists them
-  :heldout FILE [FILE...] [--map NAME=COLUMN]... [--weight COLUMN]
-                        the held-out bound of FILE with the current globals given
-                        (as ppc --heldout; --map and --weight default to :data's)
-  :time                 compile and inference times
-  :threads N            run the data plate's elements on N threads (default: as given
-                        by ppc repl --threads, else 1)
-  :help                 this text
-  :quit                 end the session (or Ctrl-D)
-Any other line extends the model, e.g. `val y = ...`: it is added before the
-class's closing brace and the model is recompiled.
-)";
 
 /// Splits a command line at blanks ('...' and "..." group).
 std::vector<std::string> words(const std::string &line) {
@@ -116,31 +79,12 @@ std::vector<std::string> words(const std::string &line) {
   return out;
 }
 
-bool parseCount(const std::string &s, int64_t &out) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end || errno || v < 1)
-    return false;
-  out = v;
-  return true;
-}
 
-/// Parentheses and braces still open at the end of `text` (a model line
-/// continues on the next input line while some are).
-int openBrackets(const std::string &text) {
-  int depth = 0;
-  for (char c : text)
-    depth += (c == '(' || c == '{' || c == '[') ? 1 : (c == ')' || c == '}' || c == ']') ? -1 : 0;
-  return depth;
-}
-
-class Session {
+class Session : public ReplSession {
 public:
   Session(llvm::raw_ostream &out, int threads) : out_(out), threads_(threads) {}
 
-  /// Runs one input line; false to end the session.
-  bool execute(const std::string &line) {
+  bool execute(const std::string &line) override {
     std::string trimmed = line;
     trimmed.erase(0, trimmed.find_first_not_of(" \t"));
     trimmed.erase(trimmed.find_last_not_of(" \t\r") + 1);
@@ -156,7 +100,7 @@ public:
     if (cmd == ":quit" || cmd == ":q" || cmd == ":exit")
       return false;
     if (cmd == ":help" || cmd == ":h" || cmd == ":?")
-      out_ << kHelp;
+      out_ << replHelp();
     else if (cmd == ":load")
       load(args);
     else if (cmd == ":param")
@@ -195,11 +139,10 @@ public:
     return true;
   }
 
-  /// Whether some command failed (a script's session exits 1).
-  bool failed() const { return failures_ > 0; }
+  bool failed() const override { return failures_ > 0; }
+  void setInputLine(std::string where) override { where_ = std::move(where); }
 
-  /// Names for tab completion: the model's variables and parameters.
-  std::vector<std::string> names() const {
+  std::vector<std::string> names() const override {
     std::set<std::string> out;
     if (module_)
       ir::walk(module_->body, [&](const ir::Op &op) {
@@ -215,7 +158,7 @@ public:
 
 private:
   void error(const std::string &msg) {
-    llvm::errs() << "error: " << msg << "\n";
+    llvm::errs() << where_ << (where_.empty() ? "" : ": ") << "error: " << msg << "\n";
     ++failures_;
   }
 
@@ -264,10 +207,13 @@ private:
     if (modelText_.empty())
       return error("no model yet: :load MODEL.ppl first");
     std::map<std::string, std::string> params = params_;
+    std::set<std::string> given; // in this command: a later command's value replaces an earlier one's
     for (const std::string &a : args) {
       size_t eq = a.find('=');
       if (eq == std::string::npos || eq == 0)
         return error(":param expects NAME=VALUE; got '" + a + "'");
+      if (!given.insert(a.substr(0, eq)).second)
+        return error("parameter '" + a.substr(0, eq) + "' is given twice");
       params[a.substr(0, eq)] = a.substr(eq + 1);
     }
     if (args.empty())
@@ -286,6 +232,7 @@ private:
       return error("no model yet: :load MODEL.ppl first");
     rt::BindingOptions binding;
     std::map<std::string, std::string> params = params_;
+    std::set<std::string> givenParams, mapped; // in this command, as on ppc's command line
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string &a = args[i];
       auto value = [&](std::string &out) {
@@ -299,6 +246,8 @@ private:
         size_t eq;
         if (!value(v) || (eq = v.find('=')) == std::string::npos || eq == 0 || eq + 1 == v.size())
           return error("--map expects NAME=COLUMN");
+        if (!mapped.insert(v.substr(0, eq)).second)
+          return error("--map " + v.substr(0, eq) + " is given twice");
         binding.map[v.substr(0, eq)] = v.substr(eq + 1);
       } else if (a == "--weight") {
         if (!value(v))
@@ -308,6 +257,8 @@ private:
         size_t eq;
         if (!value(v) || (eq = v.find('=')) == std::string::npos || eq == 0)
           return error("-p expects NAME=VALUE");
+        if (!givenParams.insert(v.substr(0, eq)).second)
+          return error("parameter '" + v.substr(0, eq) + "' is given twice");
         params[v.substr(0, eq)] = v.substr(eq + 1);
       } else if (a == "--vocab") {
         if (!value(v))
@@ -495,7 +446,7 @@ private:
 
   void infer(const std::vector<std::string> &args) {
     int64_t n = 10;
-    if (args.size() > 1 || (args.size() == 1 && !parseCount(args[0], n)))
+    if (args.size() > 1 || (args.size() == 1 && !parseReplCount(args[0], n)))
       return error(":infer takes a number of iterations (at least 1): :infer 20");
     if (!needInference())
       return;
@@ -505,10 +456,10 @@ private:
     opts.seed = seed_;
     opts.discreteObservations = rt::discreteObservations(*module_);
     opts.coupledElements = ir::coupledElements(*module_);
-    gInterrupted = false;
-    opts.interrupt = &gInterrupted;
+    gReplInterrupted = false;
+    opts.interrupt = &gReplInterrupted;
     struct sigaction sa {}, old {};
-    sa.sa_handler = onInterrupt;
+    sa.sa_handler = onReplInterrupt;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old);
     int64_t before = summary_.iterations;
@@ -529,7 +480,7 @@ private:
     if (!ok)
       return error(why);
     int64_t done = summary_.iterations - before;
-    if (gInterrupted)
+    if (gReplInterrupted)
       out_ << "interrupted after " << done << (done == 1 ? " iteration" : " iterations") << "; ";
     if (summary_.elbo.empty())
       return;
@@ -583,7 +534,7 @@ private:
   void show(const std::vector<std::string> &args, bool top) {
     const char *usage = top ? ":top VAR [N]" : ":show VAR [ROWS]";
     int64_t n = top ? 10 : 5;
-    if (args.empty() || args.size() > 2 || (args.size() == 2 && !parseCount(args[1], n)))
+    if (args.empty() || args.size() > 2 || (args.size() == 2 && !parseReplCount(args[1], n)))
       return error(std::string("usage: ") + usage);
     if (!needInference())
       return;
@@ -815,7 +766,7 @@ private:
 
   void setThreads(const std::vector<std::string> &args) {
     int64_t n = 0;
-    if (args.size() != 1 || !parseCount(args[0], n) || n > 1024)
+    if (args.size() != 1 || !parseReplCount(args[0], n) || n > 1024)
       return error(":threads takes a number from 1 to 1024");
     threads_ = int(n);
     if (engine_)
@@ -847,150 +798,68 @@ private:
   uint64_t seed_ = 0;
   int threads_ = 1;
   int failures_ = 0; ///< commands that failed: a piped session's exit status
+  std::string where_; ///< the input line being run, in a script's errors
 };
-
-// ---- line editing -------------------------------------------------------------
-
-Session *gSession = nullptr;
-std::vector<std::string> gCandidates;
-
-char *nextCandidate(const char *text, int state) {
-  static size_t index;
-  if (state == 0)
-    index = 0;
-  size_t len = std::strlen(text);
-  while (index < gCandidates.size()) {
-    const std::string &c = gCandidates[index++];
-    if (c.compare(0, len, text) == 0)
-      return ::strdup(c.c_str());
-  }
-  return nullptr;
-}
-
-char **complete(const char *text, int start, int) {
-  std::string line(rl_line_buffer ? rl_line_buffer : "");
-  std::string first = line.substr(0, line.find(' '));
-  gCandidates.clear();
-  if (start == 0 && text[0] == ':') {
-    gCandidates.assign(std::begin(kCommands), std::end(kCommands));
-  } else if (first == ":show" || first == ":top" || first == ":param") {
-    gCandidates = gSession->names();
-  } else if (first == ":emit") {
-    gCandidates = {"ast", "ir", "plates", "gated", "messages", "deps", "deps-dot", "schedule", "plan", "llvm"};
-  } else {
-    return nullptr; // file names (the library's default completion)
-  }
-  rl_attempted_completion_over = 1;
-  return rl_completion_matches(text, nextCandidate);
-}
-
-std::string historyPath() {
-  if (const char *p = std::getenv("PPC_HISTORY"))
-    return p;
-  if (const char *home = std::getenv("HOME"))
-    return std::string(home) + "/.ppc_history";
-  return "";
-}
 
 } // namespace
 
-int replMain(int argc, char **argv) {
-  std::string model;
-  int threads = 1;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    int64_t n = 0;
-    if (a == "--help" || a == "-h") {
-      llvm::outs() << "usage: ppc repl [MODEL.ppl] [--threads N]\n" << kHelp;
-      return 0;
-    }
-    if (a == "--threads" || a.rfind("--threads=", 0) == 0) {
-      const bool joined = a != "--threads";
-      const std::string value = joined ? a.substr(10) : i + 1 < argc ? argv[i + 1] : "";
-      if (!parseCount(value, n) || n > 1024) {
-        llvm::errs() << "ppc repl: error: --threads takes a number from 1 to 1024; got '" << value << "'\n";
-        return 2;
-      }
-      threads = int(n);
-      i += joined ? 0 : 1;
-    } else if (a.rfind("-", 0) != 0 && model.empty()) {
-      model = a;
-    } else {
-      llvm::errs() << "ppc repl: error: unexpected argument '" << a << "'\nusage: ppc repl [MODEL.ppl] [--threads N]\n";
-      return 2;
-    }
-  }
-  Session session(llvm::outs(), threads);
-  gSession = &session;
-  bool interactive = ::isatty(0) != 0;
-  std::string history = historyPath();
-  if (interactive) {
-    rl_attempted_completion_function = complete;
-    stifle_history(1000);
-    if (!history.empty())
-      read_history(history.c_str());
-    // Ctrl-C at the prompt abandons the line typed, not the session.
-    struct sigaction sa {};
-    sa.sa_handler = onInterrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    llvm::outs() << "ppc repl: :help for the commands, :quit or Ctrl-D to leave\n";
-  }
-  if (!model.empty())
-    session.execute(":load " + model);
-  std::string pending; // a model line whose brackets are still open
-  for (;;) {
-    std::string line;
-    llvm::outs().flush();
-    if (interactive) {
-      gInterrupted = false;
-      char *raw = readline(pending.empty() ? "ppc> " : "...> ");
-      if (gInterrupted) { // Ctrl-C: a fresh prompt
-        std::free(raw);
-        pending.clear();
-        llvm::outs() << "\n";
-        continue;
-      }
-      if (!raw) {
-        llvm::outs() << "\n";
-        break;
-      }
-      line = raw;
-      std::free(raw);
-      if (!line.empty()) {
-        add_history(line.c_str());
-        if (!history.empty())
-          write_history(history.c_str());
-      }
-    } else if (!std::getline(std::cin, line)) {
-      break;
-    }
-    size_t first = line.find_first_not_of(" \t");
-    if (!pending.empty() && first != std::string::npos && line[first] == ':') {
-      // A command ends an unfinished model line: it goes to the compiler as
-      // it is (and gets its error), then the command runs.
-      session.execute(pending);
-      pending.clear();
-    }
-    if (!pending.empty() || (!line.empty() && line.find_first_not_of(" \t") != std::string::npos &&
-                             line[line.find_first_not_of(" \t")] != ':' && openBrackets(line) > 0)) {
-      pending += (pending.empty() ? "" : "\n") + line;
-      if (openBrackets(pending) > 0)
-        continue;
-      line = pending;
-      pending.clear();
-    }
-    if (!session.execute(line))
-      break;
-  }
-  // The input ended inside an unfinished model line: it goes to the compiler
-  // as it is (and gets its error), as when a command ends it.
-  if (!pending.empty())
-    session.execute(pending);
-  llvm::outs().flush();
-  // A script (not a terminal) runs every line, and its status says whether
-  // a command failed (as make -k's does); an interactive session just goes on.
-  return !interactive && session.failed() ? 1 : 0;
+std::atomic<bool> gReplInterrupted{false};
+
+const char *replHelp() {
+  static const char *help = R"(Commands:
+  :load FILE            load a model (.ppl); starts a new session
+  :param NAME=VALUE     set a model parameter (recompiles)
+  :data FILE [FILE...] [--map NAME=COLUMN]... [--weight COLUMN] [-p NAME=VALUE]... [--vocab FILE]
+                        bind data, as on the command line (compiles the inference)
+  :vocab FILE           words for :top and :show (one per line)
+  :infer [N]            N more iterations (default 10) from the current state
+                        (no tolerance stop); Ctrl-C stops after the current one
+  :reset                start the posteriors afresh (random initialization)
+  :show VAR [ROWS]      the posterior of VAR (default 5 rows)
+  :top VAR [N]          the N largest entries of each row of VAR (default 10)
+  :elbo [all]           the ELBO of the iterations so far (a long trace: its ends)
+  :emit STAGE           ast, ir, plates, gated, messages, deps, deps-dot, schedule, plan or llvm
+  :save DIR             write the posteriors and summary.json (as ppc --out)
+  :report FILE          write the HTML report of the run so far (as ppc --report)
+  :init VAR FILE        start VAR from the posterior in FILE (a CSV :save or ppc --out
+                        wrote); the posteriors start afresh from it; :init VAR off undoes it
+  :given VAR FILE       hold VAR at the posterior in FILE (not updated, no entropy
+                        term); :given VAR off infers it again; :given lists them
+  :heldout FILE [FILE...] [--map NAME=COLUMN]... [--weight COLUMN]
+                        the held-out bound of FILE with the current globals given
+                        (as ppc --heldout; --map and --weight default to :data's)
+  :time                 compile and inference times
+  :threads N            run the data plate's elements on N threads (default: as given
+                        by ppc repl --threads, else 1)
+  :help                 this text
+  :quit                 end the session (or Ctrl-D)
+Any other line extends the model, e.g. `val y = ...`: it is added before the
+class's closing brace and the model is recompiled.
+)";
+  return help;
+}
+
+bool parseReplCount(const std::string &s, int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end || errno || v < 1)
+    return false;
+  out = v;
+  return true;
+}
+
+extern "C" void onReplInterrupt(int) { gReplInterrupted = true; }
+
+const std::vector<std::string> &replCommands() {
+  static const std::vector<std::string> commands = {":load", ":param", ":data",  ":vocab",   ":infer", ":reset", ":show",
+                                                    ":top",  ":elbo",  ":emit",  ":save",    ":report", ":time", ":threads",
+                                                    ":given", ":init", ":heldout", ":help", ":quit"};
+  return commands;
+}
+
+std::unique_ptr<ReplSession> makeReplSession(llvm::raw_ostream &out, int threads) {
+  return std::make_unique<Session>(out, threads);
 }
 
 } // namespace ppc
