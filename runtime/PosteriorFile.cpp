@@ -34,6 +34,14 @@ std::string describe(const PosteriorShape &s) {
 
 } // namespace
 
+/// A summary as written agrees with the one the parameters give: --out
+/// writes both to 17 digits, and a hand edit changes more than rounding.
+static bool sameSummary(double got, double want) {
+  if (!std::isfinite(got) || !std::isfinite(want))
+    return got == want || (std::isnan(got) && std::isnan(want));
+  return std::abs(got - want) <= 1e-9 * std::max(std::abs(got), std::abs(want)) + 1e-300;
+}
+
 bool readPosteriorFile(const std::string &path, const PosteriorShape &shape, std::vector<double> &eta,
                        std::string &error) {
   const FactorEntry &entry = factorEntry(shape.family);
@@ -56,7 +64,8 @@ bool readPosteriorFile(const std::string &path, const PosteriorShape &shape, std
       return false;
     }
   // Index columns are checked when present (the labelled layout); the
-  // summaries are the parameters again, so they are not read.
+  // summaries are the parameters again: read only to check that they agree
+  // with them (a mean edited by hand would otherwise change nothing).
   std::vector<std::string> wanted;
   std::set<std::string> known(params.begin(), params.end());
   known.insert(summaries.begin(), summaries.end());
@@ -76,6 +85,12 @@ bool readPosteriorFile(const std::string &path, const PosteriorShape &shape, std
     }
   }
   wanted.insert(wanted.end(), params.begin(), params.end());
+  std::vector<size_t> presentSummary; // positions in `summaries`
+  for (size_t j = 0; j < summaries.size(); ++j)
+    if (std::find(header->begin(), header->end(), summaries[j]) != header->end()) {
+      presentSummary.push_back(j);
+      wanted.push_back(summaries[j]);
+    }
   std::optional<CsvTable> t = readCsv(path, wanted, csvError);
   if (!t) {
     error = csvError.message;
@@ -110,7 +125,7 @@ bool readPosteriorFile(const std::string &path, const PosteriorShape &shape, std
   }
   const int64_t width = entry.width(shape.dimension);
   eta.assign(size_t(shape.rows * width), 0.0);
-  std::vector<double> row(params.size()), stats(static_cast<size_t>(width));
+  std::vector<double> row(params.size()), stats(static_cast<size_t>(width)), expected;
   // Valid parameters can still be past what the family's statistics can be
   // computed from (a shape of 1e-320): checked here, where the line is known.
   const RuntimeSymbol *statsKernel = findRuntimeKernel(entry.statsKernel);
@@ -145,6 +160,22 @@ bool readPosteriorFile(const std::string &path, const PosteriorShape &shape, std
                   "large for the posterior's expected statistics to be computed (they are not finite)";
           return false;
         }
+    }
+    // (after the statistics: parameters they cannot be computed from say so first)
+    if (!presentSummary.empty() && entry.summaries) {
+      expected.clear(); // (summaries appends)
+      entry.summaries(shape.dimension, row.data(), expected);
+      for (size_t k = 0; k < presentSummary.size(); ++k) {
+        const size_t j = presentSummary[k];
+        const double got = t->values[presentIndex.size() + params.size() + k][size_t(r)], want = expected[j];
+        if (!sameSummary(got, want)) {
+          error = path + ":" + std::to_string(t->line(size_t(r))) + ": column '" + summaries[j] + "' (" +
+                  std::to_string(columnOf(summaries[j])) + "): " + ir::formatDouble(got) + ", but the parameters (" +
+                  listColumns(params) + ") give " + ir::formatDouble(want) +
+                  "; the posterior is read from the parameters, so edit those (or drop the summary columns)";
+          return false;
+        }
+      }
     }
   }
   return true;

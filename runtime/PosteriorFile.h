@@ -2,7 +2,8 @@
 //
 // `--init VAR=FILE` and `--given VAR=FILE` read a variable's posterior from
 // the CSV `--out` writes for it (runtime/Output.h): the plates' index
-// columns, the family's standard parameters, its summaries (ignored). The
+// columns, the family's standard parameters, its summaries (checked to agree
+// with the parameters, which are what is read). The
 // older layout, parameters only, reads too. The file must fit the variable:
 // its family's columns, one row per element (index columns, when present,
 // naming the elements in order), and valid parameters (a Dirichlet's alpha
