@@ -485,9 +485,9 @@ void Scheduler::warnClobberedInitializations() {
 }
 
 // With a user's start (--init), the posteriors the iteration reads before it
-// recomputes them and that start as a fresh run's do, from their priors
-// rather than from the user's values (the init block computes them from
-// neither): a saved run continues exactly only with those given too.
+// recomputes them that start as in a fresh run, from their priors (the init
+// block computes them from nothing the user gave): a saved run continues
+// exactly only with those given too.
 void Scheduler::noteFreshStarts() {
   const size_t n = g_.stmts.size();
   std::vector<bool> fromUser(n, false);

@@ -108,13 +108,6 @@ Source PlanBuilder::resolveGated(const Operand &o, const Env &env, SourceRange w
   return resolveValue(o, env, where);
 }
 
-/// A row with weight c stands for c copies of its plate element (bag of
-/// words): every term of the element is counted c times, except messages
-/// to variables of the element itself (the copies share their posterior):
-/// a target indexed by the element's index. A target reached through an id
-/// read from the row (alpha(g(i))) is shared with other rows, and each copy
-/// sends it its message.
-/// Returns the weight expression for a statement over `loops`, or kNoExpr.
 /// One of the target's own indices is `index` (z(i), not alpha(g(i))).
 static bool indexedBy(const Operand &target, const Value *index) {
   for (const Operand &i : target.indices)
@@ -123,6 +116,13 @@ static bool indexedBy(const Operand &target, const Value *index) {
   return false;
 }
 
+/// A row with weight c stands for c copies of its plate element (bag of
+/// words): every term of the element is counted c times, except messages
+/// to variables of the element itself (the copies share their posterior):
+/// a target indexed by the element's index. A target reached through an id
+/// read from the row (alpha(g(i))) is shared with other rows, and each copy
+/// sends it its message.
+/// Returns the weight expression for a statement over `loops`, or kNoExpr.
 ExprId PlanBuilder::replication(const std::vector<Op *> &loops, const Env &env, const Operand *target, SourceRange where) {
   ExprId w = kNoExpr;
   std::set<const Value *> seen;
