@@ -329,14 +329,15 @@ SValue Lowering::name(const ast::Name &n) {
     return SValue::error();
   }
   // Functions other languages have: no VMP message passes through them.
-  static const std::set<std::string> kNoOperator = {"exp",  "log",   "sqrt",  "pow",  "tanh", "abs",   "max",
-                                                    "min",  "log1p", "expm1", "logit", "probit", "softplus",
-                                                    "sin",  "cos",   "erf"};
+  static const std::set<std::string> kNoOperator = {"exp",      "log", "sqrt",  "pow",   "tanh",  "abs",
+                                                    "max",      "min", "log1p", "expm1", "logit", "probit",
+                                                    "softplus", "sin", "cos",   "erf"};
   if (kNoOperator.count(n.name))
-    return fail(n.loc, "'" + n.name + "' is not a function of the model language: variational message passing has "
-                       "no operator through it (no log link); the links are sigmoid(e) for a probability and "
-                       "softmax(...) for a Categorical's probabilities, and a positive rate is a Gamma variable, "
-                       "for a Poisson times a known exposure (Poisson(rate * t(i)))");
+    return fail(n.loc, "'" + n.name +
+                           "' is not a function of the model language: variational message passing has "
+                           "no operator through it (no log link); the links are sigmoid(e) for a probability and "
+                           "softmax(...) for a Categorical's probabilities, and a positive rate is a Gamma variable, "
+                           "for a Poisson times a known exposure (Poisson(rate * t(i)))");
   std::string msg = "unknown name '" + n.name + "'";
   std::string guess = closestName(n.name, visibleNames());
   if (!guess.empty())

@@ -519,11 +519,11 @@ void Scheduler::noteFreshStarts() {
   std::string names;
   for (size_t i = 0; i < fresh.size(); ++i)
     names += (i == 0 ? "" : i + 1 == fresh.size() ? " and " : ", ") + g_.name(fresh[i]);
-  diags_.note(g_.stmts[fresh.front()]->loc,
-              "the iteration reads " + names + " before it recomputes " + (fresh.size() == 1 ? "it" : "them") +
-                  ", and without --init " + (fresh.size() == 1 ? "it starts" : "they start") +
-                  " as in a fresh run: to continue a saved run exactly, --init " +
-                  (fresh.size() == 1 ? "it" : "them") + " too");
+  diags_.note(g_.stmts[fresh.front()]->loc, "the iteration reads " + names + " before it recomputes " +
+                                                (fresh.size() == 1 ? "it" : "them") + ", and without --init " +
+                                                (fresh.size() == 1 ? "it starts" : "they start") +
+                                                " as in a fresh run: to continue a saved run exactly, --init " +
+                                                (fresh.size() == 1 ? "it" : "them") + " too");
 }
 
 void Scheduler::emitInitialization(ir::Module &m) const { m.initSchedule = makeUpdates(g_, init_); }

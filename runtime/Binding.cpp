@@ -253,8 +253,9 @@ private:
         std::string cols;
         for (size_t c = 0; c < tables[f].columns.size() && c < 10; ++c)
           cols += (c ? ", " : "") + tables[f].columns[c];
-        errors_.push_back(tables[f].path + ": no column of this file binds an observed variable of the model (columns: " +
-                          cols + (tables[f].columns.size() > 10 ? ", ..." : "") + ")" + latentColumnHint(tables[f].columns));
+        errors_.push_back(tables[f].path +
+                          ": no column of this file binds an observed variable of the model (columns: " + cols +
+                          (tables[f].columns.size() > 10 ? ", ..." : "") + ")" + latentColumnHint(tables[f].columns));
       }
     if (!errors_.empty())
       return std::nullopt;
@@ -346,8 +347,8 @@ private:
     double previous = start;
     for (size_t r = 0; r < ids.size(); ++r) {
       if (ids[r] < previous || !std::isfinite(ids[r])) {
-        errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": column '" + how.key + "': " + valueText(ids[r]) +
-                          " after " + valueText(r == 0 ? start - 1 : ids[r - 1]) +
+        errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": column '" + how.key +
+                          "': " + valueText(ids[r]) + " after " + valueText(r == 0 ? start - 1 : ids[r - 1]) +
                           "; a data-parallel run needs the rows grouped by '" + how.key +
                           "' in increasing order (sort the file by it)");
         return false;
@@ -647,8 +648,8 @@ private:
           return;
         }
         if (size != ev_.plateSizes.end() && x >= double(size->second)) {
-          errors_.push_back(where(t, r, *col) + ": index " + valueText(x) + " is outside plate %" + p->name + ", which has " +
-                            std::to_string(size->second) + " elements");
+          errors_.push_back(where(t, r, *col) + ": index " + valueText(x) + " is outside plate %" + p->name +
+                            ", which has " + std::to_string(size->second) + " elements");
           return;
         }
         idx[j][r] = static_cast<int64_t>(x);
@@ -796,13 +797,14 @@ private:
           std::string problem = support_(v, x);
           if (problem.empty() && trials.multinomial) {
             if (!(x >= 0 && x == std::floor(x)))
-              problem = valueText(x) + " is not a count (Multinomial '" + v->name + "' takes 0, 1, 2, ... per category)";
+              problem =
+                  valueText(x) + " is not a count (Multinomial '" + v->name + "' takes 0, 1, 2, ... per category)";
             rowTotal += x;
           } else if (problem.empty() && (trials.constant || trials.column)) {
             const double n = trials.column ? (*trials.column)[r] : *trials.constant;
             if (x > n)
-              problem = valueText(x) + " successes out of " + valueText(n) + " trials (Binomial '" + v->name + "', trials " +
-                        trials.what + ")";
+              problem = valueText(x) + " successes out of " + valueText(n) + " trials (Binomial '" + v->name +
+                        "', trials " + trials.what + ")";
           }
           if (!problem.empty()) {
             errors_.push_back(where(t, r, cols[c]) + ": " + problem);
@@ -814,8 +816,8 @@ private:
           const double n = trials.column ? (*trials.column)[r] : *trials.constant;
           if (rowTotal != n) {
             errors_.push_back(t.path + ":" + std::to_string(t.line(r)) + ": the counts of Multinomial '" + v->name +
-                              "' add up to " + valueText(rowTotal) + ", not to its trials " + valueText(n) + " (" + trials.what +
-                              ")");
+                              "' add up to " + valueText(rowTotal) + ", not to its trials " + valueText(n) + " (" +
+                              trials.what + ")");
             return;
           }
         }
@@ -838,8 +840,9 @@ private:
           // changes drown in its rounding (docs/reliability.md).
           if (w > SupportCheck::kMaxWeight || total + w > SupportCheck::kMaxWeight) {
             errors_.push_back(where(t, r, weightCol) + ": " +
-                              (w > SupportCheck::kMaxWeight ? "the weight " + valueText(w) + " is"
-                                              : "the weights up to this row add up to " + valueText(total + w) + ", which is") +
+                              (w > SupportCheck::kMaxWeight
+                                   ? "the weight " + valueText(w) + " is"
+                                   : "the weights up to this row add up to " + valueText(total + w) + ", which is") +
                               " more than 2^53 = 9007199254740992, past which sums of weights are not exact in double "
                               "precision; scale the weights down");
             return;
@@ -866,7 +869,6 @@ private:
       out_.variables[v] = std::move(bv);
     }
   }
-
 
   /// A Binomial's trials as this file's rows see them: a constant, or the
   /// column of a known input bound from the same file (another file's rows
@@ -946,7 +948,6 @@ private:
         return "; " + advice;
     return "";
   }
-
 
   const ir::Module &m_;
   const ir::Evaluation &ev_;

@@ -20,7 +20,6 @@ using ir::OpKind;
 using ir::TypeKind;
 using ir::Value;
 
-
 int64_t vectorDimension(const Value *v, const ir::Evaluation &ev) {
   const ir::Dim &d = v->type.dim;
   return d.isConstant() ? d.constant : ev.valueOf(d.value).value_or(0);
@@ -67,9 +66,10 @@ void checkChainWeights(const ir::Module &m, const BoundData &data, const std::st
         for (size_t e = from + 1; e < to; ++e)
           if (bv.weights[e] != bv.weights[from]) {
             errors.push_back(bv.file + ": --weight " + weight + " is " + valueText(bv.weights[from]) + " and " +
-                              valueText(bv.weights[e]) + " within sequence " + std::to_string(g) + " of the chain over %" +
-                              plate->name + ": a weight repeats a row's element, and a chain's step cannot be "
-                              "repeated alone (give each sequence one weight, which repeats the whole sequence)");
+                             valueText(bv.weights[e]) + " within sequence " + std::to_string(g) +
+                             " of the chain over %" + plate->name +
+                             ": a weight repeats a row's element, and a chain's step cannot be "
+                             "repeated alone (give each sequence one weight, which repeats the whole sequence)");
             return;
           }
       }

@@ -17,7 +17,6 @@ using ir::Op;
 using ir::TypeKind;
 using ir::Value;
 
-
 std::string tooLarge(double x, const Value *v) {
   return valueText(x) + " is outside what the ELBO of '" + v->name +
          "' can be computed for in double precision (|x| up to 1e100" +
@@ -44,8 +43,7 @@ std::string SupportCheck::knownInput(const Value *v, double x) {
   for (const auto &[spec, param] : usesOf(v)) {
     if (!constantInDomain(param->constant, x))
       return valueText(x) + " cannot be " + displayName(spec->family) + "'s " + std::string(param->name) +
-             ", which the Data input '" + v->name + "' is given as: it must be " +
-             constantDomainText(param->constant);
+             ", which the Data input '" + v->name + "' is given as: it must be " + constantDomainText(param->constant);
     // A positive input's logarithm and inverse enter the ELBO: as for
     // positive data, [1e-100, 1e100].
     if (param->constant == ConstantDomain::Positive && x < 1 / SupportCheck::kMaxMagnitude)
@@ -123,7 +121,9 @@ std::string SupportCheck::operator()(const Value *v, double x) {
   case TypeKind::Count:
     if (!(integer() && x >= 0))
       return valueText(x) + " is not a count (Poisson '" + v->name + "' takes 0, 1, 2, ...)";
-    return x <= SupportCheck::kMaxWeight ? "" : valueText(x) + " is a count above 2^53, which double precision does not hold exactly";
+    return x <= SupportCheck::kMaxWeight
+               ? ""
+               : valueText(x) + " is a count above 2^53, which double precision does not hold exactly";
   case TypeKind::Positive:
     if (!(x > 0))
       return valueText(x) + " is not positive (Gamma '" + v->name + "')";

@@ -17,8 +17,8 @@ std::string latentColumnAdvice(const ir::Module &m, const std::string &column) {
   // Data bind the variables over a data plate (`?`) that nothing else reads.
   bool knownPlates = !v->dims.empty();
   for (const Value *plate : v->dims)
-    knownPlates = knownPlates && plate->def && plate->def->kind == OpKind::Plate &&
-                  plate->def->plateKind != Op::PlateKind::Data;
+    knownPlates =
+        knownPlates && plate->def && plate->def->kind == OpKind::Plate && plate->def->plateKind != Op::PlateKind::Data;
   if (knownPlates)
     return "'" + column + "' ranges over plates of known size, whose variables ppc infers: data bind a variable " +
            "over a data plate, sized by the rows (val n = ?, then val " + column + " = n.map(...))";
@@ -29,8 +29,8 @@ std::string latentColumnAdvice(const ir::Module &m, const std::string &column) {
 void warnUnusedColumns(const ir::Module &m, const CsvTable &t, const std::set<std::string> &used, bool weightGiven,
                        std::vector<std::string> &warnings) {
   constexpr size_t kNamed = 5; // one warning each; past them, one for the rest
-  static const std::set<std::string> kWeightNames = {"count", "counts", "n", "freq", "frequency",
-                                                      "weight", "weights", "tf"};
+  static const std::set<std::string> kWeightNames = {"count",     "counts", "n",       "freq",
+                                                     "frequency", "weight", "weights", "tf"};
   size_t unused = 0;
   std::string rest;
   for (size_t c = 0; c < t.columns.size(); ++c) {

@@ -13,7 +13,9 @@
 #include <vector>
 
 namespace ppc {
-namespace ir { class Module; }
+namespace ir {
+class Module;
+}
 
 namespace rt {
 struct CsvTable;

@@ -1,14 +1,14 @@
 #include "tools/Driver.h"
 
+#include "codegen/plan/Plan.h"
 #include "frontend/AST.h"
 #include "frontend/Lowering.h"
 #include "frontend/Parser.h"
-#include "ir/StackGuard.h"
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "ir/Printer.h"
+#include "ir/StackGuard.h"
 #include "ir/Verifier.h"
-#include "codegen/plan/Plan.h"
 #include "passes/PassManager.h"
 #include "runtime/Binding.h"
 #include "runtime/Output.h"
@@ -290,8 +290,7 @@ void printBoundData(const ir::Module &m, const rt::BoundData &d, llvm::raw_ostre
     } else {
       int64_t lo = *std::min_element(bp.sizes.begin(), bp.sizes.end());
       int64_t hi = *std::max_element(bp.sizes.begin(), bp.sizes.end());
-      os << bp.flattened() << " elements in " << bp.sizes.size() << " groups (" << lo << " to " << hi
-         << " per group)";
+      os << bp.flattened() << " elements in " << bp.sizes.size() << " groups (" << lo << " to " << hi << " per group)";
     }
     os << "\n";
   }
@@ -310,8 +309,8 @@ void printBoundData(const ir::Module &m, const rt::BoundData &d, llvm::raw_ostre
       }
     for (double w : bv.weights)
       total += w;
-    os << "%" << v->name << " from " << bv.file << ": " << bv.values.size() << " values in ["
-       << ir::formatDouble(lo) << ", " << ir::formatDouble(hi) << "]";
+    os << "%" << v->name << " from " << bv.file << ": " << bv.values.size() << " values in [" << ir::formatDouble(lo)
+       << ", " << ir::formatDouble(hi) << "]";
     if (!bv.weights.empty())
       os << ", total weight " << ir::formatDouble(total);
     if (!bv.missing.empty())
@@ -339,7 +338,8 @@ std::string foreignCheckpointFile(const std::string &dir) {
       const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - 4); // I-R
       const size_t dash = middle.find('-');
       return dash != std::string::npos && dash > 0 && dash + 1 < middle.size() &&
-             middle.find_first_not_of("0123456789-") == std::string::npos && middle.find('-', dash + 1) == std::string::npos;
+             middle.find_first_not_of("0123456789-") == std::string::npos &&
+             middle.find('-', dash + 1) == std::string::npos;
     };
     if (name == "checkpoint.json" || name == "svi-checkpoint.json" || stateFile("state-") || stateFile("svi-state-"))
       continue;

@@ -13,7 +13,10 @@ namespace llvm { class raw_ostream; }
 
 namespace ppc {
 class DiagnosticEngine;
-namespace rt { struct PosteriorTable; struct BoundData; }
+namespace rt {
+struct PosteriorTable;
+struct BoundData;
+} // namespace rt
 namespace passes { struct PassContext; }
 namespace ast { struct Model; }
 namespace ir { class Module; }

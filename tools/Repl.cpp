@@ -41,9 +41,9 @@
 #include <iostream>
 #include <llvm/Support/Format.h>
 #include <llvm/Support/FormatVariadic.h>
+#include <llvm/Support/raw_ostream.h>
 #include <map>
 #include <set>
-#include <llvm/Support/raw_ostream.h>
 #include <sstream>
 #include <unistd.h>
 
@@ -78,7 +78,6 @@ std::vector<std::string> words(const std::string &line) {
     out.push_back(cur);
   return out;
 }
-
 
 class Session : public ReplSession {
 public:
@@ -852,9 +851,9 @@ bool parseReplCount(const std::string &s, int64_t &out) {
 extern "C" void onReplInterrupt(int) { gReplInterrupted = true; }
 
 const std::vector<std::string> &replCommands() {
-  static const std::vector<std::string> commands = {":load", ":param", ":data",  ":vocab",   ":infer", ":reset", ":show",
-                                                    ":top",  ":elbo",  ":emit",  ":save",    ":report", ":time", ":threads",
-                                                    ":given", ":init", ":heldout", ":help", ":quit"};
+  static const std::vector<std::string> commands = {
+      ":load", ":param",  ":data", ":vocab",   ":infer", ":reset", ":show",    ":top",  ":elbo", ":emit",
+      ":save", ":report", ":time", ":threads", ":given", ":init",  ":heldout", ":help", ":quit"};
   return commands;
 }
 

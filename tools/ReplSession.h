@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace llvm { class raw_ostream; }
+namespace llvm {
+class raw_ostream;
+}
 
 namespace ppc {
 

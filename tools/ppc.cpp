@@ -37,16 +37,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <fcntl.h>
 #include <limits>
-#include <numeric>
-#include <set>
-#include <unistd.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Support/Format.h>
 #include <llvm/Support/raw_ostream.h>
+#include <numeric>
+#include <set>
+#include <unistd.h>
 
 using namespace ppc;
 
