@@ -432,11 +432,22 @@ private:
     }
   }
 
-  /// Same model, stream and step sizes: what a resumed run must share.
+  /// Same model, parameters, binding, stream and step sizes: what a resumed
+  /// run must share (the module prints its parameters' defaults, not their
+  /// values under -p; --weight and --map change what the same rows mean).
   std::string fingerprint() const {
     std::string s;
     llvm::raw_string_ostream os(s);
     ir::print(*r_.module, os);
+    std::map<std::string, std::string> values; // by name: pointers order differently in another process
+    if (pristineEval_)
+      for (const auto &[param, value] : pristineEval_->values)
+        values[param->name] = ir::formatDouble(value);
+    for (const auto &[name, value] : values)
+      os << "\n" << name << " = " << value;
+    for (const auto &[name, column] : r_.binding.map)
+      os << "\n--map " << name << "=" << column;
+    os << "\n--weight " << (r_.binding.weight ? *r_.binding.weight : std::string("(none)"));
     os << "\nbatch " << o_.batch << " tau0 " << ir::formatDouble(o_.tau0) << " kappa " << ir::formatDouble(o_.kappa)
        << " data " << dataSize_ << " digest " << dataDigest_ << " steps per epoch " << perEpoch_
        << " seed " << r_.seed << " processes " << (comm_ ? comm_->size() : 1) << " engine " << r_.engine
@@ -506,7 +517,7 @@ private:
             (format.empty() ? std::string("an earlier one, without checksums") : "'" + format + "'") +
             ", this ppc writes '" + kStreamCheckpointFormat + "'); start the run again");
       if (manifest.at("fingerprint").get<std::string>() != fingerprint())
-        throw std::runtime_error("it was written by a run of another model, data, --batch, --tau0, --kappa, seed, "
+        throw std::runtime_error("it was written by a run of another model, parameter (-p), data, --map, --weight, --batch, --tau0, --kappa, seed, "
                                  "engine, thread or process count");
       const int64_t step = codegen::integerAt<int64_t>(manifest, "step");
       std::ifstream in(statePath(r_.resume, step), std::ios::binary);
