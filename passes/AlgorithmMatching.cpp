@@ -65,9 +65,20 @@ public:
                            "a(g(i)) + b) and on globals");
           return;
         }
-        fail(op.loc, "variational message passing in ppc does not support a variable defined in every case of a "
-                     "conditional and used after it (a latent gate.exit); observe it, or define its children "
-                     "inside the cases");
+        // Name the variable and its switch (%m = gate.exit(%z.cases, ...),
+        // %z.cases = gate.cases(%z)) for the rewrite that is accepted.
+        std::string var = op.result() ? op.result()->name : "it", sw = "z";
+        if (!op.operands.empty() && op.operands[0].isValue() && op.operands[0].value->def) {
+          const ir::Op &cases = *op.operands[0].value->def;
+          if (!cases.operands.empty() && cases.operands[0].isValue())
+            sw = cases.operands[0].value->name;
+        }
+        fail(op.loc, "'" + var + "' is latent and depends on which case of '" + sw +
+                         "' holds (a parent indexed by it, such as a(" + sw +
+                         "), or one per branch of an if), and it is used after the cases: ppc's VMP has no operator "
+                         "for a latent variable leaving a switch (a gate exit); write it and what reads it inside a "
+                         "match on the switch, " +
+                         sw + " match { case _ => { val " + var + " = ...; ... } }, or observe it");
         return;
       }
       if (!op.isRandom())
