@@ -283,8 +283,11 @@ void printPlateTree(const Module &m, const Evaluation *ev, llvm::raw_ostream &os
       [&](const Node &n, unsigned depth, std::optional<int64_t> flat, bool fromData) {
         std::string pad(2 * depth, ' ');
         for (const Op *op : n.vars) {
-          os << pad << "  %" << op->result()->name << " : " << familySpec(op->family).spelling << " "
-             << toString(op->result()->type) << (op->observed ? " observed" : "") << "\n";
+          // A computed value (scale, sum, dot, sigmoid, ...) by its IR name:
+          // it has no spelling of its own in the language.
+          const FamilySpec &spec = familySpec(op->family);
+          os << pad << "  %" << op->result()->name << " : " << (spec.spelling.empty() ? spec.irName : spec.spelling)
+             << " " << toString(op->result()->type) << (op->observed ? " observed" : "") << "\n";
         }
         for (const auto &c : n.children) {
           const Op &p = *c->plate->def;
