@@ -351,9 +351,11 @@ int infer(const ir::Module &module, const ir::Evaluation &evaluation, std::optio
     if (!everyoneOk(ok))
       return 1;
     {
-      int64_t every = flags.checkpointEvery;
-      runOptions.afterIteration = [&, every](const rt::RunSummary &s, std::string &err) {
-        return s.iterations % every != 0 || checkpoints->save(s, seed, err);
+      // Every k iterations and at the last (--iters below k saved nothing,
+      // and a later --resume started afresh): a converged run needs none.
+      int64_t every = flags.checkpointEvery, last = flags.run.maxIterations;
+      runOptions.afterIteration = [&, every, last](const rt::RunSummary &s, std::string &err) {
+        return (s.iterations % every != 0 && s.iterations != last) || checkpoints->save(s, seed, err);
       };
     }
   }
