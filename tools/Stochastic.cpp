@@ -106,7 +106,9 @@ public:
     Compiled *compiled = nullptr;
     for (int64_t s = state_.step + 1; s <= totalSteps_; ++s) {
       // Before the batch's init block, which steps the messages only it sums.
-      step_.rho = codegen::stepSize(o_.tau0, o_.kappa, s);
+      // The first step starts the estimate from its batch (Mode::Start): a
+      // step of 1, reported as such.
+      step_.rho = s == 1 ? 1.0 : codegen::stepSize(o_.tau0, o_.kappa, s);
       step_.beginStep();
       if (!prepare(s, compiled, state))
         return 1;
