@@ -4,6 +4,7 @@
 #include "ir/Evaluate.h"
 #include "ir/Families.h"
 #include "ir/IR.h"
+#include "ir/Printer.h"
 
 #include <charconv>
 #include <cmath>
@@ -137,16 +138,12 @@ std::string SupportCheck::operator()(const Value *v, double x) {
 }
 
 std::string valueText(double x) {
-  if (std::isnan(x))
-    return "nan";
-  if (std::isinf(x))
-    return x > 0 ? "inf" : "-inf";
+  // Whole numbers as integers (a count of 20000000000000000, not 2e+16),
+  // the rest as the IR prints them (the shortest text that reads back).
+  if (!(x == std::floor(x) && std::fabs(x) < 1e21)) // (also nan and inf)
+    return ir::formatDouble(x);
   char buf[64];
-  // Whole numbers as integers (a count of 20000000000000000, not 2e+16).
-  const bool whole = x == std::floor(x) && std::fabs(x) < 1e21;
-  return std::string(buf, (whole ? std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed)
-                                 : std::to_chars(buf, buf + sizeof buf, x))
-                              .ptr);
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed).ptr);
 }
 
 } // namespace ppc::rt
