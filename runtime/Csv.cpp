@@ -369,15 +369,17 @@ public:
           first = last + 1;
           rows = 0;
         }
-        // A batch spans its ids, rows or not: a gap as wide as a batch would
-        // make one of its own, however large (ids 3 then 20000000: 2e7
-        // elements where --batch said 2).
-        if (*k - first >= double(elements))
+        // A batch spans its ids, rows or not. A few missing ids (a deleted
+        // document) cost a few empty elements; a gap wider than a batch and
+        // than kWideGap ids would multiply its memory (ids 3 then 20000000:
+        // one batch of 2e7 elements, 4.8 GB, where --batch said 2).
+        constexpr double kWideGap = 65536;
+        if (*k - first > std::max(double(elements), kWideGap))
           return fail(this->at(line_) + "column '" + key + "': " + std::to_string(int64_t(*k)) + " after " +
                       std::to_string(int64_t(first - 1)) + "; the " + std::to_string(int64_t(*k - first)) +
-                      " ids between have no rows, and a stochastic run's batch spans its ids, so this gap alone " +
-                      "is more than a batch of " + std::to_string(elements) +
-                      ": renumber the ids from 0 without gaps"),
+                      " ids between have no rows, and a stochastic run's batch spans its ids, so this gap would " +
+                      "make a batch of more than " + std::to_string(int64_t(*k - first)) + " elements (--batch " +
+                      std::to_string(elements) + "): renumber the ids from 0 without gaps"),
                  false;
         if (rows == 0 || *k != last)
           ++cur.withRows;
