@@ -161,7 +161,7 @@ bool readPosteriorFile(const std::string &path, const PosteriorShape &shape, std
           return false;
         }
     }
-    // (after the statistics: parameters they cannot be computed from say so first)
+    // After the statistics, so that unusable parameters are named first.
     if (!presentSummary.empty() && entry.summaries) {
       expected.clear(); // (summaries appends)
       entry.summaries(shape.dimension, row.data(), expected);

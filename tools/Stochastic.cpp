@@ -519,8 +519,8 @@ private:
             (format.empty() ? std::string("an earlier one, without checksums") : "'" + format + "'") +
             ", this ppc writes '" + kStreamCheckpointFormat + "'); start the run again");
       if (manifest.at("fingerprint").get<std::string>() != fingerprint())
-        throw std::runtime_error("it was written by a run of another model, parameter (-p), data, --map, --weight, --batch, --tau0, --kappa, seed, "
-                                 "engine, thread or process count");
+        throw std::runtime_error("it was written by a run of another model, parameter (-p), data, --map, --weight, "
+                                 "--batch, --tau0, --kappa, seed, engine, thread or process count");
       const int64_t step = codegen::integerAt<int64_t>(manifest, "step");
       std::ifstream in(statePath(r_.resume, step), std::ios::binary);
       std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
