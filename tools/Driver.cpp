@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <llvm/Support/Format.h>
+#include <llvm/Support/Regex.h>
 #include <llvm/Support/raw_ostream.h>
 #include <numeric>
 
@@ -326,25 +327,11 @@ std::string foreignCheckpointFile(const std::string &dir) {
     return "";
   if (std::filesystem::exists(std::filesystem::path(dir) / "summary.json", ec)) // --out's, named first
     return "summary.json";
-  for (const std::filesystem::directory_entry &e : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    const std::string shown = name;
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)
-      name.resize(name.size() - 4);
-    auto stateFile = [&](const std::string &prefix) {
-      if (name.rfind(prefix, 0) != 0 || name.size() <= prefix.size() + 4 ||
-          name.compare(name.size() - 4, 4, ".bin") != 0)
-        return false;
-      const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - 4); // I-R
-      const size_t dash = middle.find('-');
-      return dash != std::string::npos && dash > 0 && dash + 1 < middle.size() &&
-             middle.find_first_not_of("0123456789-") == std::string::npos &&
-             middle.find('-', dash + 1) == std::string::npos;
-    };
-    if (name == "checkpoint.json" || name == "svi-checkpoint.json" || stateFile("state-") || stateFile("svi-state-"))
-      continue;
-    return shown;
-  }
+  // A manifest or a state file, perhaps as an interrupted write's NAME.tmp.
+  static const llvm::Regex kCheckpointFile("^(svi-)?(checkpoint\\.json|state-[0-9]+-[0-9]+\\.bin)(\\.tmp)?$");
+  for (const std::filesystem::directory_entry &e : std::filesystem::directory_iterator(dir, ec))
+    if (std::string name = e.path().filename().string(); !kCheckpointFile.match(name))
+      return name;
   return "";
 }
 
